@@ -1,0 +1,1302 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests for the ring buffer.
+ *
+ * The tests use only include/linux/ring_buffer.h and the reader ABI: the
+ * layout of sub-buffers and events that trace-cmd and libtraceevent parse.
+ * No test looks inside ring_buffer.c, so the same file checks whichever
+ * implementation is built.
+ *
+ * The reader ABI, as these tests check it (64-bit):
+ *
+ *   sub-buffer:  u64 time_stamp | unsigned long commit | data (16-byte header)
+ *   commit:      bits 0..29 bytes of data; bit 31 events were lost before
+ *                this sub-buffer; bit 30 their count follows the data
+ *   event:       u32 type_len:5, time_delta:27, then array[]
+ *
+ * Time is the test's own: every buffer gets rbt_clock(), which returns
+ * rbt_now after adding rbt_step, so a test with rbt_step == 0 decides each
+ * event's time stamp exactly.
+ *
+ * A test case pins its thread to the CPU it starts on, so every write lands
+ * in the per-CPU buffer the test then reads.
+ */
+
+#include <kunit/test.h>
+#include <linux/delay.h>
+#include <linux/hrtimer.h>
+#include <linux/kthread.h>
+#include <linux/module.h>
+#include <linux/ring_buffer.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/trace_seq.h>
+#include <linux/vmalloc.h>
+
+/* The reader ABI; the tests spell it out rather than include the code's. */
+struct rbt_subbuf {
+	u64		time_stamp;
+	unsigned long	commit;
+	unsigned char	data[];
+};
+
+#define RBT_HDR			offsetof(struct rbt_subbuf, data)
+#define RBT_MISSED_EVENTS	(1UL << 31)
+#define RBT_MISSED_STORED	(1UL << 30)
+#define RBT_LEN_MASK		((1UL << 27) - 1)
+#define RBT_TYPE_PADDING	29
+#define RBT_TYPE_TIME_EXTEND	30
+#define RBT_TYPE_TIME_STAMP	31
+#define RBT_DELTA_BITS		27
+#define RBT_SMALL_MAX		112
+
+/* Architectures without efficient unaligned access keep events 8-aligned. */
+#define RBT_FORCE_8 IS_ENABLED(CONFIG_HAVE_64BIT_ALIGNED_ACCESS)
+
+static atomic64_t rbt_now;
+static u64 rbt_step;
+
+static u64 rbt_clock(void)
+{
+	return atomic64_add_return(READ_ONCE(rbt_step), &rbt_now);
+}
+
+static void rbt_set_time(u64 t)
+{
+	atomic64_set(&rbt_now, t);
+}
+
+struct rbt_ctx {
+	int cpu;
+};
+
+static int rbt_cpu(struct kunit *test)
+{
+	return ((struct rbt_ctx *)test->priv)->cpu;
+}
+
+static int rbt_init(struct kunit *test)
+{
+	struct rbt_ctx *ctx = kunit_kzalloc(test, sizeof(*ctx), GFP_KERNEL);
+
+	if (!ctx)
+		return -ENOMEM;
+	ctx->cpu = raw_smp_processor_id();
+	/* The thread dies with the test case, and the affinity with it. */
+	if (set_cpus_allowed_ptr(current, cpumask_of(ctx->cpu)))
+		return -EINVAL;
+	test->priv = ctx;
+	WRITE_ONCE(rbt_step, 0);
+	rbt_set_time(1000);
+	return 0;
+}
+
+static void rbt_free_action(void *buffer)
+{
+	ring_buffer_free(buffer);
+}
+
+static struct trace_buffer *rbt_alloc(struct kunit *test, unsigned long size,
+				      unsigned int flags)
+{
+	struct trace_buffer *buffer = ring_buffer_alloc(size, flags);
+
+	KUNIT_ASSERT_NOT_NULL(test, buffer);
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, rbt_free_action, buffer));
+	ring_buffer_set_clock(buffer, rbt_clock);
+	return buffer;
+}
+
+/* Bytes of event data in one sub-buffer. */
+static unsigned int rbt_capacity(struct trace_buffer *buffer)
+{
+	return ring_buffer_subbuf_size_get(buffer) - RBT_HDR;
+}
+
+/*
+ * Payload bytes: the first four carry a tag that says who wrote the event;
+ * the rest follow from the tag, so any corruption shows.
+ */
+static void rbt_fill(void *data, unsigned int len, u32 tag)
+{
+	u8 *p = data;
+	unsigned int i;
+
+	for (i = 0; i < len; i++)
+		p[i] = i < sizeof(tag) ? ((u8 *)&tag)[i] : (u8)(tag * 31 + i);
+}
+
+static bool rbt_payload_ok(const void *data, unsigned int len, u32 tag)
+{
+	const u8 *p = data;
+	unsigned int i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != (i < sizeof(tag) ? ((u8 *)&tag)[i] : (u8)(tag * 31 + i)))
+			return false;
+	return true;
+}
+
+static u32 rbt_tag(const void *data)
+{
+	u32 tag;
+
+	memcpy(&tag, data, sizeof(tag));
+	return tag;
+}
+
+static int rbt_write(struct trace_buffer *buffer, unsigned int len, u32 tag)
+{
+	struct ring_buffer_event *event = ring_buffer_lock_reserve(buffer, len);
+
+	if (!event)
+		return -EBUSY;
+	rbt_fill(ring_buffer_event_data(event), len, tag);
+	return ring_buffer_unlock_commit(buffer);
+}
+
+static int rbt_write_at(struct trace_buffer *buffer, u64 t, unsigned int len, u32 tag)
+{
+	rbt_set_time(t);
+	return rbt_write(buffer, len, tag);
+}
+
+/*
+ * The size an event of @len payload bytes takes in a sub-buffer, from the
+ * ABI: a 4-byte header, payloads over 112 bytes (or all, where 8-byte
+ * alignment is forced) carry their length in array[0], everything is rounded
+ * to the alignment, and 12 bytes become 16 so that a TIME_EXTEND (8 bytes)
+ * plus the smallest padding (8 bytes) can always replace an event.
+ */
+static unsigned int rbt_event_bytes(unsigned int len)
+{
+	unsigned int bytes = max(len, 1U) + 4;
+
+	if (RBT_FORCE_8 || len > RBT_SMALL_MAX)
+		return ALIGN(bytes + 4, RBT_FORCE_8 ? 8 : 4);
+	bytes = ALIGN(bytes, 4);
+	return bytes == 12 ? 16 : bytes;
+}
+
+/* What ring_buffer_event_length() reports: the usable payload size. */
+static unsigned int rbt_event_room(unsigned int len)
+{
+	unsigned int bytes = rbt_event_bytes(len);
+
+	return (RBT_FORCE_8 || len > RBT_SMALL_MAX) ? bytes - 8 : bytes - 4;
+}
+
+/* ---- decoding a sub-buffer the way libtraceevent does ---- */
+
+struct rbt_ev {
+	u64		ts;
+	unsigned int	type_len;
+	unsigned int	delta;
+	unsigned int	bytes;	/* on the sub-buffer, header included */
+	unsigned int	offset;	/* from the start of the data */
+	bool		after_extend;
+	bool		after_stamp;
+	void		*data;
+};
+
+struct rbt_page {
+	u64		time_stamp;
+	unsigned long	commit;
+	unsigned int	len;		/* commit & RBT_LEN_MASK */
+	unsigned int	nr;		/* data events */
+	unsigned int	discarded;	/* padding events with a length */
+	unsigned int	extends;
+	unsigned int	stamps;
+	bool		end_padding;
+	struct rbt_ev	ev[64];
+};
+
+/* Walk one sub-buffer; fail the test on anything the ABI does not allow. */
+static void rbt_decode(struct kunit *test, void *subbuf, unsigned int capacity,
+		       struct rbt_page *pg)
+{
+	struct rbt_subbuf *sb = subbuf;
+	unsigned int off = 0;
+	bool extend = false, stamp = false;
+	u64 ts;
+
+	memset(pg, 0, sizeof(*pg));
+	pg->time_stamp = sb->time_stamp;
+	pg->commit = sb->commit;
+	pg->len = sb->commit & RBT_LEN_MASK;
+	KUNIT_ASSERT_LE(test, pg->len, capacity);
+	ts = sb->time_stamp;
+
+	while (off < pg->len) {
+		struct ring_buffer_event *e = (void *)(sb->data + off);
+		u64 val;
+
+		KUNIT_ASSERT_LE(test, off + 4, pg->len);
+		switch (e->type_len) {
+		case RBT_TYPE_PADDING:
+			if (!e->time_delta) {
+				pg->end_padding = true;
+				return;
+			}
+			pg->discarded++;
+			KUNIT_ASSERT_GE(test, e->array[0], 4U);
+			off += 4 + e->array[0];
+			continue;
+		case RBT_TYPE_TIME_EXTEND:
+			ts += ((u64)e->array[0] << RBT_DELTA_BITS) | e->time_delta;
+			pg->extends++;
+			extend = true;
+			off += 8;
+			continue;
+		case RBT_TYPE_TIME_STAMP:
+			val = ((u64)e->array[0] << RBT_DELTA_BITS) | e->time_delta;
+			/* 59 bits are stored; the top ones come from the page. */
+			ts = val | (sb->time_stamp & ~((1ULL << 59) - 1));
+			pg->stamps++;
+			stamp = true;
+			off += 8;
+			continue;
+		}
+		ts += e->time_delta;
+		KUNIT_ASSERT_LT(test, pg->nr, (unsigned int)ARRAY_SIZE(pg->ev));
+		pg->ev[pg->nr] = (struct rbt_ev) {
+			.ts = ts,
+			.type_len = e->type_len,
+			.delta = e->time_delta,
+			.bytes = e->type_len ? 4 + 4 * e->type_len : 4 + e->array[0],
+			.offset = off,
+			.after_extend = extend,
+			.after_stamp = stamp,
+			.data = e->type_len ? (void *)&e->array[0] : (void *)&e->array[1],
+		};
+		KUNIT_ASSERT_GE(test, pg->ev[pg->nr].bytes, 8U);
+		off += pg->ev[pg->nr].bytes;
+		pg->nr++;
+		extend = false;
+		stamp = false;
+	}
+	KUNIT_EXPECT_EQ(test, off, pg->len);
+}
+
+struct rbt_reader {
+	struct trace_buffer		*buffer;
+	int				cpu;
+	struct buffer_data_read_page	*rpage;
+};
+
+static void rbt_reader_free(void *arg)
+{
+	struct rbt_reader *r = arg;
+
+	if (r->rpage)
+		ring_buffer_free_read_page(r->buffer, r->cpu, r->rpage);
+}
+
+static struct rbt_reader *rbt_reader(struct kunit *test, struct trace_buffer *buffer, int cpu)
+{
+	struct rbt_reader *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	r->buffer = buffer;
+	r->cpu = cpu;
+	KUNIT_ASSERT_EQ(test, 0, ring_buffer_alloc_read_page(buffer, cpu, &r->rpage));
+	KUNIT_ASSERT_NOT_NULL(test, r->rpage);
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, rbt_reader_free, r));
+	return r;
+}
+
+/* ring_buffer_read_page() into the reader's page, then decode it. */
+static int rbt_read_page(struct kunit *test, struct rbt_reader *r, int full,
+			 struct rbt_page *pg)
+{
+	int ret;
+
+	/* An order change since allocation hands back a page of the new order. */
+	KUNIT_ASSERT_EQ(test, 0, ring_buffer_alloc_read_page(r->buffer, r->cpu, &r->rpage));
+	ret = ring_buffer_read_page(r->buffer, r->rpage,
+				    ring_buffer_read_page_size(r->rpage), r->cpu, full);
+	if (ret >= 0)
+		rbt_decode(test, ring_buffer_read_page_data(r->rpage),
+			   ring_buffer_read_page_size(r->rpage) - RBT_HDR, pg);
+	return ret;
+}
+
+/* ---- the sub-buffer and event encoding ---- */
+
+static void rbt_subbuf_header(struct kunit *test)
+{
+	struct trace_buffer *buffer = rbt_alloc(test, 4 * PAGE_SIZE, 0);
+	struct rbt_reader *r = rbt_reader(test, buffer, rbt_cpu(test));
+	struct rbt_page *pg = kunit_kzalloc(test, sizeof(*pg), GFP_KERNEL);
+	static const u64 t[] = { 5000, 5010, 5030, 5030 };
+	unsigned int i, used = 0;
+
+	KUNIT_ASSERT_NOT_NULL(test, pg);
+	KUNIT_EXPECT_EQ(test, RBT_HDR, 16UL);
+	KUNIT_EXPECT_EQ(test, ring_buffer_subbuf_size_get(buffer), (int)PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, ring_buffer_read_page_size(r->rpage), PAGE_SIZE);
+
+	for (i = 0; i < ARRAY_SIZE(t); i++)
+		KUNIT_ASSERT_EQ(test, 0, rbt_write_at(buffer, t[i], 8, 100 + i));
+
+	KUNIT_ASSERT_EQ(test, 0, rbt_read_page(test, r, 0, pg));
+	KUNIT_EXPECT_EQ(test, pg->time_stamp, t[0]);
+	KUNIT_EXPECT_EQ(test, pg->commit & ~RBT_LEN_MASK, 0UL);
+	KUNIT_ASSERT_EQ(test, pg->nr, (unsigned int)ARRAY_SIZE(t));
+	KUNIT_EXPECT_EQ(test, pg->extends + pg->stamps + pg->discarded, 0U);
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		KUNIT_EXPECT_EQ(test, pg->ev[i].ts, t[i]);
+		KUNIT_EXPECT_EQ(test, pg->ev[i].delta, (unsigned int)(t[i] - (i ? t[i - 1] : t[0])));
+		KUNIT_EXPECT_EQ(test, pg->ev[i].bytes, rbt_event_bytes(8));
+		KUNIT_EXPECT_EQ(test, pg->ev[i].type_len, RBT_FORCE_8 ? 0U : 3U);
+		KUNIT_EXPECT_TRUE(test, rbt_payload_ok(pg->ev[i].data, 8, 100 + i));
+		used += pg->ev[i].bytes;
+	}
+	KUNIT_EXPECT_EQ(test, pg->len, used);
+	KUNIT_EXPECT_TRUE(test, ring_buffer_empty_cpu(buffer, rbt_cpu(test)));
+}
+
+/* Every payload size from 1 to 300 bytes: type_len, array[0], rounding, data. */
+static void rbt_payload_sizes(struct kunit *test)
+{
+	struct trace_buffer *buffer = rbt_alloc(test, 64 * PAGE_SIZE, 0);
+	int cpu = rbt_cpu(test);
+	unsigned int len;
+
+	for (len = 1; len <= 300; len++) {
+		struct ring_buffer_event *event;
+		unsigned int bytes = rbt_event_bytes(len);
+		u32 *word;
+		u64 ts;
+
+		ring_buffer_reset_cpu(buffer, cpu);
+		rbt_set_time(len * 10);
+		event = ring_buffer_lock_reserve(buffer, len);
+		KUNIT_ASSERT_NOT_NULL(test, event);
+		KUNIT_EXPECT_EQ(test, ring_buffer_event_length(event), rbt_event_room(len));
+		rbt_fill(ring_buffer_event_data(event), len, len);
+		KUNIT_ASSERT_EQ(test, 0, ring_buffer_unlock_commit(buffer));
+
+		event = ring_buffer_peek(buffer, cpu, &ts, NULL);
+		KUNIT_ASSERT_NOT_NULL(test, event);
+		KUNIT_EXPECT_EQ(test, ts, (u64)len * 10);
+		word = (u32 *)event;
+		if (RBT_FORCE_8 || len > RBT_SMALL_MAX) {
+			KUNIT_EXPECT_EQ_MSG(test, event->type_len, 0U, "len %u", len);
+			KUNIT_EXPECT_EQ_MSG(test, word[1], bytes - 4, "len %u", len);
+			KUNIT_EXPECT_PTR_EQ(test, ring_buffer_event_data(event), (void *)&word[2]);
+		} else {
+			KUNIT_EXPECT_EQ_MSG(test, event->type_len, (bytes - 4) / 4, "len %u", len);
+			KUNIT_EXPECT_PTR_EQ(test, ring_buffer_event_data(event), (void *)&word[1]);
+		}
+		KUNIT_EXPECT_EQ(test, ring_buffer_event_length(event), rbt_event_room(len));
+		KUNIT_EXPECT_TRUE_MSG(test, rbt_payload_ok(ring_buffer_event_data(event), len, len),
+				      "payload of %u bytes", len);
+		KUNIT_EXPECT_EQ(test, ring_buffer_bytes_cpu(buffer, cpu), (unsigned long)bytes);
+	}
+}
+
+/* Events that do not fit move to the next sub-buffer; the rest is padding. */
+static void rbt_subbuf_end(struct kunit *test)
+{
+	struct trace_buffer *buffer = rbt_alloc(test, 8 * PAGE_SIZE, 0);
+	struct rbt_reader *r = rbt_reader(test, buffer, rbt_cpu(test));
+	struct rbt_page *pg = kunit_kzalloc(test, sizeof(*pg), GFP_KERNEL);
+	unsigned int cap = rbt_capacity(buffer), len = 200, bytes = rbt_event_bytes(len);
+	unsigned int per_page = cap / bytes, i;
+
+	KUNIT_ASSERT_NOT_NULL(test, pg);
+	KUNIT_ASSERT_LE(test, per_page, (unsigned int)ARRAY_SIZE(pg->ev));
+	for (i = 0; i < per_page + 1; i++)
+		KUNIT_ASSERT_EQ(test, 0, rbt_write_at(buffer, 100 + i, len, i));
+
+	/* The first sub-buffer is complete: a full read takes it. */
+	KUNIT_ASSERT_EQ(test, 0, rbt_read_page(test, r, 1, pg));
+	KUNIT_EXPECT_EQ(test, pg->nr, per_page);
+	KUNIT_EXPECT_EQ(test, pg->len, per_page * bytes);
+	for (i = 0; i < pg->nr; i++) {
+		KUNIT_EXPECT_EQ(test, rbt_tag(pg->ev[i].data), i);
+		KUNIT_EXPECT_EQ(test, pg->ev[i].ts, 100ULL + i);
+	}
+	/* The one that did not fit starts the next sub-buffer, with its time. */
+	KUNIT_ASSERT_EQ(test, 0, rbt_read_page(test, r, 0, pg));
+	KUNIT_ASSERT_EQ(test, pg->nr, 1U);
+	KUNIT_EXPECT_EQ(test, pg->time_stamp, 100ULL + per_page);
+	KUNIT_EXPECT_EQ(test, pg->ev[0].delta, 0U);
+	KUNIT_EXPECT_EQ(test, rbt_tag(pg->ev[0].data), per_page);
+}
+
+/*
+ * A discarded event that is the last one written is taken back; one that is
+ * followed by another becomes padding that readers skip.
+ */
+static void rbt_discard(struct kunit *test)
+{
+	struct trace_buffer *buffer = rbt_alloc(test, 4 * PAGE_SIZE, 0);
+	int cpu = rbt_cpu(test);
+	struct rbt_reader *r = rbt_reader(test, buffer, cpu);
+	struct rbt_page *pg = kunit_kzalloc(test, sizeof(*pg), GFP_KERNEL);
+	struct ring_buffer_event *outer, *event;
+	u64 ts;
+
+	KUNIT_ASSERT_NOT_NULL(test, pg);
+	KUNIT_ASSERT_EQ(test, 0, rbt_write_at(buffer, 10, 16, 1));
+
+	/* Last one written: gone without a trace. */
+	event = ring_buffer_lock_reserve(buffer, 40);
+	KUNIT_ASSERT_NOT_NULL(test, event);
+	ring_buffer_discard_commit(buffer, event);
+	KUNIT_EXPECT_EQ(test, ring_buffer_entries_cpu(buffer, cpu), 1UL);
+
+	/* Followed by a nested write: it stays as padding. */
+	rbt_set_time(20);
+	outer = ring_buffer_lock_reserve(buffer, 40);
+	KUNIT_ASSERT_NOT_NULL(test, outer);
+	ring_buffer_nest_start(buffer);
+	KUNIT_EXPECT_EQ(test, 0, rbt_write_at(buffer, 30, 16, 2));
+	ring_buffer_nest_end(buffer);
+	ring_buffer_discard_commit(buffer, outer);
+	KUNIT_EXPECT_EQ(test, 0, rbt_write_at(buffer, 40, 16, 3));
+	KUNIT_EXPECT_EQ(test, ring_buffer_entries_cpu(buffer, cpu), 3UL);
+
+	event = ring_buffer_peek(buffer, cpu, &ts, NULL);
+	KUNIT_ASSERT_NOT_NULL(test, event);
+	KUNIT_EXPECT_EQ(test, rbt_tag(ring_buffer_event_data(event)), 1U);
+
+	KUNIT_ASSERT_EQ(test, 0, rbt_read_page(test, r, 0, pg));
+	KUNIT_EXPECT_EQ(test, pg->discarded, 1U);
+	KUNIT_ASSERT_EQ(test, pg->nr, 3U);
+	KUNIT_EXPECT_EQ(test, rbt_tag(pg->ev[0].data), 1U);
+	KUNIT_EXPECT_EQ(test, rbt_tag(pg->ev[1].data), 2U);
+	KUNIT_EXPECT_EQ(test, rbt_tag(pg->ev[2].data), 3U);
+	KUNIT_EXPECT_EQ(test, pg->ev[0].ts, 10ULL);
+	KUNIT_EXPECT_EQ(test, pg->ev[2].ts, 40ULL);
+	KUNIT_EXPECT_EQ(test, pg->ev[1].offset,
+			rbt_event_bytes(16) + rbt_event_bytes(40));
+}
+
+/* The largest event for each order fits; one byte more is refused. */
+static void rbt_largest_event(struct kunit *test)
+{
+	struct trace_buffer *buffer = rbt_alloc(test, 16 * PAGE_SIZE, 0);
+	int cpu = rbt_cpu(test);
+	int order;
+
+	for (order = 0; order <= 3; order++) {
+		struct ring_buffer_event *event;
+		unsigned long max;
+
+		KUNIT_ASSERT_EQ(test, 0, ring_buffer_subbuf_order_set(buffer, order));
+		max = ring_buffer_max_event_size(buffer);
+		KUNIT_EXPECT_EQ(test, max, (unsigned long)rbt_capacity(buffer) - 8);
+
+		KUNIT_EXPECT_NULL(test, ring_buffer_lock_reserve(buffer, max + 1));
+		KUNIT_EXPECT_EQ(test, -EBUSY, rbt_write(buffer, max + 1, 0));
+		KUNIT_EXPECT_EQ(test, 0, rbt_write(buffer, max, order));
+		KUNIT_EXPECT_EQ(test, 0, rbt_write(buffer, max, order + 10));
+		event = ring_buffer_consume(buffer, cpu, NULL, NULL);
+		KUNIT_ASSERT_NOT_NULL(test, event);
+		KUNIT_EXPECT_GE(test, ring_buffer_event_length(event), (unsigned int)max);
+		KUNIT_EXPECT_TRUE(test, rbt_payload_ok(ring_buffer_event_data(event), max, order));
+		event = ring_buffer_consume(buffer, cpu, NULL, NULL);
+		KUNIT_ASSERT_NOT_NULL(test, event);
+		KUNIT_EXPECT_TRUE(test, rbt_payload_ok(ring_buffer_event_data(event), max,
+						       order + 10));
+		KUNIT_EXPECT_NULL(test, ring_buffer_consume(buffer, cpu, NULL, NULL));
+	}
+}
+
+/* The header files libtraceevent parses. */
+static void rbt_header_files(struct kunit *test)
+{
+	struct trace_buffer *buffer = rbt_alloc(test, 4 * PAGE_SIZE, 0);
+	struct trace_seq *s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
+	char want[96];
+
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	trace_seq_init(s);
+	ring_buffer_print_page_header(buffer, s);
+	KUNIT_EXPECT_NOT_NULL(test, strstr(s->buffer,
+		"\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"));
+	snprintf(want, sizeof(want), "\tfield: local_t commit;\toffset:8;\tsize:%zu;\tsigned:1;\n",
+		 sizeof(long));
+	KUNIT_EXPECT_NOT_NULL(test, strstr(s->buffer, want));
+	snprintf(want, sizeof(want), "\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n");
+	KUNIT_EXPECT_NOT_NULL(test, strstr(s->buffer, want));
+	snprintf(want, sizeof(want), "\tfield: char data;\toffset:%zu;\tsize:%u;\tsigned:0;\n",
+		 RBT_HDR, rbt_capacity(buffer));
+	KUNIT_EXPECT_NOT_NULL(test, strstr(s->buffer, want));
+
+	trace_seq_init(s);
+	ring_buffer_print_entry_header(s);
+	KUNIT_EXPECT_NOT_NULL(test, strstr(s->buffer, "\ttype_len    :    5 bits\n"));
+	KUNIT_EXPECT_NOT_NULL(test, strstr(s->buffer, "\ttime_delta  :   27 bits\n"));
+	KUNIT_EXPECT_NOT_NULL(test, strstr(s->buffer, "\tpadding     : type == 29\n"));
+	KUNIT_EXPECT_NOT_NULL(test, strstr(s->buffer, "\ttime_extend : type == 30\n"));
+	KUNIT_EXPECT_NOT_NULL(test, strstr(s->buffer, "\ttime_stamp : type == 31\n"));
+	KUNIT_EXPECT_NOT_NULL(test, strstr(s->buffer, "\tdata max type_len  == 28\n"));
+}
+
+static struct kunit_case rbt_abi_cases[] = {
+	KUNIT_CASE(rbt_subbuf_header),
+	KUNIT_CASE(rbt_payload_sizes),
+	KUNIT_CASE(rbt_subbuf_end),
+	KUNIT_CASE(rbt_discard),
+	KUNIT_CASE(rbt_largest_event),
+	KUNIT_CASE(rbt_header_files),
+	{}
+};
+
+static struct kunit_suite rbt_abi_suite = {
+	.name = "ring_buffer_abi",
+	.init = rbt_init,
+	.test_cases = rbt_abi_cases,
+};
+
+/* ---- time stamps ---- */
+
+static void rbt_deltas(struct kunit *test)
+{
+	struct trace_buffer *buffer = rbt_alloc(test, 4 * PAGE_SIZE, 0);
+	struct rbt_reader *r = rbt_reader(test, buffer, rbt_cpu(test));
+	struct rbt_page *pg = kunit_kzalloc(test, sizeof(*pg), GFP_KERNEL);
+	const u64 max_delta = (1ULL << RBT_DELTA_BITS) - 1;
+	const u64 t[] = {
+		1000,
+		1000,				/* delta 0 */
+		1001,
+		1001 + max_delta,		/* the largest inline delta */
+		1001 + 2 * max_delta + 1,	/* 1 << 27: needs TIME_EXTEND */
+		1001 + 2 * max_delta + 2,
+		(1ULL << 50) + 7,		/* a huge jump */
+		(1ULL << 50) + 8,
+	};
+	const bool extended[] = { 0, 0, 0, 0, 1, 0, 1, 0 };
+	unsigned int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, pg);
+	for (i = 0; i < ARRAY_SIZE(t); i++)
+		KUNIT_ASSERT_EQ(test, 0, rbt_write_at(buffer, t[i], 4, i));
+	KUNIT_ASSERT_EQ(test, 0, rbt_read_page(test, r, 0, pg));
+	KUNIT_ASSERT_EQ(test, pg->nr, (unsigned int)ARRAY_SIZE(t));
+	KUNIT_EXPECT_EQ(test, pg->extends, 2U);
+	KUNIT_EXPECT_EQ(test, pg->stamps, 0U);
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		KUNIT_EXPECT_EQ_MSG(test, pg->ev[i].ts, t[i], "event %u", i);
+		KUNIT_EXPECT_EQ_MSG(test, pg->ev[i].after_extend, extended[i], "event %u", i);
+		KUNIT_EXPECT_EQ(test, rbt_tag(pg->ev[i].data), i);
+	}
+}
+
+/* Time stamps reported by the readers, for the same events. */
+static void rbt_reader_time_stamps(struct kunit *test)
+{
+	struct trace_buffer *buffer = rbt_alloc(test, 4 * PAGE_SIZE, 0);
+	int cpu = rbt_cpu(test);
+	const u64 t[] = { 77, 78, 78 + (1ULL << 30), 1ULL << 45 };
+	struct ring_buffer_iter *iter;
+	struct ring_buffer_event *event;
+	unsigned int i;
+	u64 ts;
+
+	for (i = 0; i < ARRAY_SIZE(t); i++)
+		KUNIT_ASSERT_EQ(test, 0, rbt_write_at(buffer, t[i], 20, i));
+
+	iter = ring_buffer_read_start(buffer, cpu, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, iter);
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		event = ring_buffer_iter_peek(iter, &ts);
+		KUNIT_ASSERT_NOT_NULL(test, event);
+		KUNIT_EXPECT_EQ(test, ts, t[i]);
+		ring_buffer_iter_advance(iter);
+	}
+	ring_buffer_read_finish(iter);
+
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		KUNIT_ASSERT_NOT_NULL(test, ring_buffer_peek(buffer, cpu, &ts, NULL));
+		KUNIT_EXPECT_EQ(test, ts, t[i]);
+		event = ring_buffer_consume(buffer, cpu, &ts, NULL);
+		KUNIT_ASSERT_NOT_NULL(test, event);
+		KUNIT_EXPECT_EQ(test, ts, t[i]);
+		KUNIT_EXPECT_EQ(test, rbt_tag(ring_buffer_event_data(event)), i);
+	}
+}
+
+/*
+ * A clock that goes backwards must not corrupt the buffer: every event reads
+ * back, in order, and no reported time stamp goes backwards.
+ */
+static void rbt_clock_backwards(struct kunit *test)
+{
+	struct trace_buffer *buffer = rbt_alloc(test, 4 * PAGE_SIZE, 0);
+	int cpu = rbt_cpu(test);
+	const u64 t[] = { 50000, 40000, 40010, 60000 };
+	struct ring_buffer_event *event;
+	unsigned int i;
+	u64 ts, last = 0;
+
+	for (i = 0; i < ARRAY_SIZE(t); i++)
+		KUNIT_ASSERT_EQ(test, 0, rbt_write_at(buffer, t[i], 8, i));
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		event = ring_buffer_consume(buffer, cpu, &ts, NULL);
+		KUNIT_ASSERT_NOT_NULL(test, event);
+		KUNIT_EXPECT_EQ(test, rbt_tag(ring_buffer_event_data(event)), i);
+		KUNIT_EXPECT_GE_MSG(test, ts, last, "event %u", i);
+		last = ts;
+	}
+	/* Time that runs forward again is reported exactly again. */
+	KUNIT_EXPECT_EQ(test, last, t[3]);
+	KUNIT_EXPECT_NULL(test, ring_buffer_consume(buffer, cpu, NULL, NULL));
+}
+
+static void rbt_absolute_mode(struct kunit *test)
+{
+	struct trace_buffer *buffer = rbt_alloc(test, 4 * PAGE_SIZE, 0);
+	struct rbt_reader *r = rbt_reader(test, buffer, rbt_cpu(test));
+	struct rbt_page *pg = kunit_kzalloc(test, sizeof(*pg), GFP_KERNEL);
+	const u64 t[] = { 123456789, 123456790, 123456790 + (1ULL << 33) };
+	unsigned long max;
+	unsigned int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, pg);
+	KUNIT_EXPECT_FALSE(test, ring_buffer_time_stamp_abs(buffer));
+	max = ring_buffer_max_event_size(buffer);
+	ring_buffer_set_time_stamp_abs(buffer, true);
+	KUNIT_EXPECT_TRUE(test, ring_buffer_time_stamp_abs(buffer));
+	/* Each event carries an 8-byte TIME_STAMP, so the largest shrinks by 8. */
+	KUNIT_EXPECT_EQ(test, ring_buffer_max_event_size(buffer), max - 8);
+
+	for (i = 0; i < ARRAY_SIZE(t); i++)
+		KUNIT_ASSERT_EQ(test, 0, rbt_write_at(buffer, t[i], 12, i));
+	KUNIT_ASSERT_EQ(test, 0, rbt_read_page(test, r, 0, pg));
+	KUNIT_ASSERT_EQ(test, pg->nr, (unsigned int)ARRAY_SIZE(t));
+	KUNIT_EXPECT_EQ(test, pg->stamps, (unsigned int)ARRAY_SIZE(t));
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		KUNIT_EXPECT_TRUE(test, pg->ev[i].after_stamp);
+		KUNIT_EXPECT_EQ(test, pg->ev[i].ts, t[i]);
+	}
+	ring_buffer_set_time_stamp_abs(buffer, false);
+	KUNIT_EXPECT_FALSE(test, ring_buffer_time_stamp_abs(buffer));
+}
+
+/* The largest event size reported in absolute mode can be written. */
+static void rbt_absolute_mode_largest(struct kunit *test)
+{
+	struct trace_buffer *buffer = rbt_alloc(test, 4 * PAGE_SIZE, 0);
+	unsigned long max;
+
+	ring_buffer_set_time_stamp_abs(buffer, true);
+	max = ring_buffer_max_event_size(buffer);
+	KUNIT_EXPECT_EQ(test, 0, rbt_write(buffer, max, 1));
+	KUNIT_EXPECT_EQ(test, -EBUSY, rbt_write(buffer, max + 1, 2));
+	KUNIT_EXPECT_EQ(test, ring_buffer_entries(buffer), 1UL);
+}
+
+/* ring_buffer_event_time_stamp() on a reserved event, as hist triggers use it. */
+static void rbt_event_time_stamp(struct kunit *test)
+{
+	struct trace_buffer *buffer = rbt_alloc(test, 4 * PAGE_SIZE, 0);
+	struct ring_buffer_event *event;
+	int abs;
+
+	for (abs = 0; abs <= 1; abs++) {
+		ring_buffer_set_time_stamp_abs(buffer, abs);
+		KUNIT_ASSERT_EQ(test, 0, rbt_write_at(buffer, 1000 + abs, 8, 0));
+		rbt_set_time(777777 + abs);
+		event = ring_buffer_lock_reserve(buffer, 16);
+		KUNIT_ASSERT_NOT_NULL(test, event);
+		KUNIT_EXPECT_EQ(test, ring_buffer_event_time_stamp(buffer, event), 777777ULL + abs);
+		ring_buffer_unlock_commit(buffer);
+	}
+	rbt_set_time(31337);
+	KUNIT_EXPECT_EQ(test, ring_buffer_time_stamp(buffer), 31337ULL);
+}
+
+static struct kunit_case rbt_time_cases[] = {
+	KUNIT_CASE(rbt_deltas),
+	KUNIT_CASE(rbt_reader_time_stamps),
+	KUNIT_CASE(rbt_clock_backwards),
+	KUNIT_CASE(rbt_absolute_mode),
+	KUNIT_CASE(rbt_absolute_mode_largest),
+	KUNIT_CASE(rbt_event_time_stamp),
+	{}
+};
+
+static struct kunit_suite rbt_time_suite = {
+	.name = "ring_buffer_time",
+	.init = rbt_init,
+	.test_cases = rbt_time_cases,
+};
+
+/* ---- modes and accounting ---- */
+
+#define RBT_PAGES	8
+
+/*
+ * Fill a buffer of RBT_PAGES sub-buffers with @n events of @len bytes;
+ * returns how many writes succeeded.
+ */
+static unsigned int rbt_fill_buffer(struct trace_buffer *buffer, unsigned int n,
+				    unsigned int len, u64 t0)
+{
+	unsigned int i, ok = 0;
+
+	for (i = 0; i < n; i++)
+		ok += rbt_write_at(buffer, t0 + i, len, i) == 0;
+	return ok;
+}
+
+static void rbt_overwrite_mode(struct kunit *test)
+{
+	struct trace_buffer *buffer;
+	int cpu = rbt_cpu(test);
+	unsigned int len = 100, per, total, n, kept, i;
+	unsigned long lost = 0;
+	struct ring_buffer_event *event;
+	u64 ts;
+
+	buffer = rbt_alloc(test, RBT_PAGES * PAGE_SIZE, RB_FL_OVERWRITE);
+	per = rbt_capacity(buffer) / rbt_event_bytes(len);
+	KUNIT_ASSERT_EQ(test, ring_buffer_size(buffer, cpu), RBT_PAGES * PAGE_SIZE);
+	/* Wrap the ring several times and stop in the middle of a sub-buffer. */
+	n = 5 * RBT_PAGES * per + per / 2;
+	KUNIT_EXPECT_EQ(test, rbt_fill_buffer(buffer, n, len, 1000), n);
+
+	/* The writer keeps every sub-buffer but the one it is about to reuse. */
+	kept = (RBT_PAGES - 1) * per + per / 2;
+	KUNIT_EXPECT_EQ(test, ring_buffer_entries_cpu(buffer, cpu), (unsigned long)kept);
+	KUNIT_EXPECT_EQ(test, ring_buffer_overrun_cpu(buffer, cpu), (unsigned long)(n - kept));
+	KUNIT_EXPECT_EQ(test, ring_buffer_overruns(buffer), (unsigned long)(n - kept));
+	KUNIT_EXPECT_EQ(test, ring_buffer_dropped_events_cpu(buffer, cpu), 0UL);
+	KUNIT_EXPECT_EQ(test, ring_buffer_commit_overrun_cpu(buffer, cpu), 0UL);
+	KUNIT_EXPECT_EQ(test, ring_buffer_bytes_cpu(buffer, cpu),
+			(unsigned long)kept * rbt_event_bytes(len));
+	KUNIT_EXPECT_EQ(test, ring_buffer_oldest_event_ts(buffer, cpu), 1000ULL + n - kept);
+
+	/* The first read reports what was lost; the rest are the newest, in order. */
+	total = 0;
+	for (i = n - kept; (event = ring_buffer_consume(buffer, cpu, &ts, &lost)); i++) {
+		if (i == n - kept)
+			KUNIT_EXPECT_EQ(test, lost, (unsigned long)(n - kept));
+		else
+			KUNIT_EXPECT_EQ(test, lost, 0UL);
+		KUNIT_EXPECT_EQ(test, rbt_tag(ring_buffer_event_data(event)), i);
+		KUNIT_EXPECT_EQ(test, ts, 1000ULL + i);
+		total++;
+	}
+	KUNIT_EXPECT_EQ(test, total, kept);
+	KUNIT_EXPECT_EQ(test, ring_buffer_read_events_cpu(buffer, cpu), (unsigned long)kept);
+	KUNIT_EXPECT_EQ(test, ring_buffer_entries_cpu(buffer, cpu), 0UL);
+	KUNIT_EXPECT_TRUE(test, ring_buffer_empty(buffer));
+}
+
+static void rbt_producer_consumer_mode(struct kunit *test)
+{
+	struct trace_buffer *buffer;
+	int cpu = rbt_cpu(test);
+	unsigned int len = 100, per, n, cap, i;
+	struct ring_buffer_event *event;
+	unsigned long lost;
+	u64 ts;
+
+	buffer = rbt_alloc(test, RBT_PAGES * PAGE_SIZE, 0);
+	per = rbt_capacity(buffer) / rbt_event_bytes(len);
+	n = 3 * RBT_PAGES * per;
+	/* Nothing is overwritten: the writer fills every sub-buffer, then fails. */
+	cap = RBT_PAGES * per;
+	KUNIT_EXPECT_EQ(test, rbt_fill_buffer(buffer, n, len, 1000), cap);
+	KUNIT_EXPECT_EQ(test, ring_buffer_entries_cpu(buffer, cpu), (unsigned long)cap);
+	KUNIT_EXPECT_EQ(test, ring_buffer_overrun_cpu(buffer, cpu), 0UL);
+	KUNIT_EXPECT_EQ(test, ring_buffer_dropped_events_cpu(buffer, cpu), (unsigned long)(n - cap));
+	KUNIT_EXPECT_EQ(test, ring_buffer_oldest_event_ts(buffer, cpu), 1000ULL);
+
+	/* The oldest events survive, in order, and no read reports a loss. */
+	for (i = 0; i < cap; i++) {
+		event = ring_buffer_consume(buffer, cpu, &ts, &lost);
+		KUNIT_ASSERT_NOT_NULL(test, event);
+		KUNIT_EXPECT_EQ(test, rbt_tag(ring_buffer_event_data(event)), i);
+		KUNIT_EXPECT_EQ(test, ts, 1000ULL + i);
+		KUNIT_EXPECT_EQ(test, lost, 0UL);
+	}
+	KUNIT_EXPECT_NULL(test, ring_buffer_consume(buffer, cpu, NULL, NULL));
+	KUNIT_EXPECT_EQ(test, ring_buffer_read_events_cpu(buffer, cpu), (unsigned long)cap);
+
+	/* Once read, the space is free again. */
+	KUNIT_EXPECT_EQ(test, rbt_fill_buffer(buffer, per, len, 5000), per);
+	KUNIT_EXPECT_EQ(test, ring_buffer_entries_cpu(buffer, cpu), (unsigned long)per);
+}
+
+/* ring_buffer_write() copies a whole event and fails like reserve does. */
+static void rbt_write_api(struct kunit *test)
+{
+	struct trace_buffer *buffer = rbt_alloc(test, 4 * PAGE_SIZE, 0);
+	int cpu = rbt_cpu(test);
+	struct ring_buffer_event *event;
+	u8 data[64];
+	u64 ts;
+
+	rbt_fill(data, sizeof(data), 42);
+	rbt_set_time(4242);
+	KUNIT_EXPECT_EQ(test, 0, ring_buffer_write(buffer, sizeof(data), data));
+	KUNIT_EXPECT_EQ(test, -EBUSY, ring_buffer_write(buffer,
+				ring_buffer_max_event_size(buffer) + 1, data));
+	event = ring_buffer_consume(buffer, cpu, &ts, NULL);
+	KUNIT_ASSERT_NOT_NULL(test, event);
+	KUNIT_EXPECT_EQ(test, ts, 4242ULL);
+	KUNIT_EXPECT_EQ(test, ring_buffer_event_length(event), rbt_event_room(sizeof(data)));
+	KUNIT_EXPECT_TRUE(test, rbt_payload_ok(ring_buffer_event_data(event), sizeof(data), 42));
+}
+
+/* Switching a full buffer to overwrite mode lets the writer go on. */
+static void rbt_change_overwrite(struct kunit *test)
+{
+	struct trace_buffer *buffer = rbt_alloc(test, RBT_PAGES * PAGE_SIZE, 0);
+	int cpu = rbt_cpu(test);
+	unsigned int per = rbt_capacity(buffer) / rbt_event_bytes(32);
+
+	KUNIT_EXPECT_EQ(test, rbt_fill_buffer(buffer, 2 * RBT_PAGES * per, 32, 0),
+			RBT_PAGES * per);
+	KUNIT_EXPECT_EQ(test, -EBUSY, rbt_write(buffer, 32, 0));
+	ring_buffer_change_overwrite(buffer, 1);
+	KUNIT_EXPECT_EQ(test, 0, rbt_write(buffer, 32, 0));
+	KUNIT_EXPECT_GT(test, ring_buffer_overrun_cpu(buffer, cpu), 0UL);
+	ring_buffer_change_overwrite(buffer, 0);
+	ring_buffer_reset(buffer);
+	KUNIT_EXPECT_EQ(test, rbt_fill_buffer(buffer, 2 * RBT_PAGES * per, 32, 0),
+			RBT_PAGES * per);
+}
+
+static struct kunit_case rbt_mode_cases[] = {
+	KUNIT_CASE(rbt_overwrite_mode),
+	KUNIT_CASE(rbt_producer_consumer_mode),
+	KUNIT_CASE(rbt_write_api),
+	KUNIT_CASE(rbt_change_overwrite),
+	{}
+};
+
+static struct kunit_suite rbt_mode_suite = {
+	.name = "ring_buffer_modes",
+	.init = rbt_init,
+	.test_cases = rbt_mode_cases,
+};
+
+/* ---- readers ---- */
+
+static void rbt_peek_consume(struct kunit *test)
+{
+	struct trace_buffer *buffer = rbt_alloc(test, 4 * PAGE_SIZE, 0);
+	int cpu = rbt_cpu(test);
+	struct ring_buffer_event *a, *b;
+	unsigned int i;
+	u64 ts;
+
+	KUNIT_EXPECT_TRUE(test, ring_buffer_empty(buffer));
+	KUNIT_EXPECT_TRUE(test, ring_buffer_empty_cpu(buffer, cpu));
+	KUNIT_EXPECT_NULL(test, ring_buffer_peek(buffer, cpu, &ts, NULL));
+	for (i = 0; i < 3; i++)
+		KUNIT_ASSERT_EQ(test, 0, rbt_write_at(buffer, 10 * (i + 1), 24, i));
+	KUNIT_EXPECT_FALSE(test, ring_buffer_empty(buffer));
+	KUNIT_EXPECT_EQ(test, ring_buffer_entries(buffer), 3UL);
+
+	a = ring_buffer_peek(buffer, cpu, &ts, NULL);
+	b = ring_buffer_peek(buffer, cpu, NULL, NULL);
+	KUNIT_ASSERT_NOT_NULL(test, a);
+	KUNIT_EXPECT_PTR_EQ(test, a, b);
+	KUNIT_EXPECT_EQ(test, ts, 10ULL);
+	KUNIT_EXPECT_EQ(test, ring_buffer_entries(buffer), 3UL);
+	KUNIT_EXPECT_EQ(test, ring_buffer_read_events_cpu(buffer, cpu), 0UL);
+
+	for (i = 0; i < 3; i++) {
+		a = ring_buffer_consume(buffer, cpu, &ts, NULL);
+		KUNIT_ASSERT_NOT_NULL(test, a);
+		KUNIT_EXPECT_EQ(test, rbt_tag(ring_buffer_event_data(a)), i);
+		KUNIT_EXPECT_EQ(test, ts, 10ULL * (i + 1));
+		KUNIT_EXPECT_EQ(test, ring_buffer_entries(buffer), 2UL - i);
+		KUNIT_EXPECT_EQ(test, ring_buffer_read_events_cpu(buffer, cpu), i + 1UL);
+	}
+	KUNIT_EXPECT_NULL(test, ring_buffer_consume(buffer, cpu, NULL, NULL));
+	KUNIT_EXPECT_TRUE(test, ring_buffer_empty_cpu(buffer, cpu));
+	/* A CPU the buffer has no per-CPU buffer for reads as empty. */
+	KUNIT_EXPECT_NULL(test, ring_buffer_consume(buffer, nr_cpu_ids, NULL, NULL));
+}
+
+/* The iterator reads without consuming and can start over. */
+static void rbt_iterator(struct kunit *test)
+{
+	struct trace_buffer *buffer = rbt_alloc(test, RBT_PAGES * PAGE_SIZE, 0);
+	int cpu = rbt_cpu(test);
+	unsigned int n = 3 * rbt_capacity(buffer) / rbt_event_bytes(48), i, pass;
+	struct ring_buffer_iter *iter;
+	struct ring_buffer_event *event;
+	u64 ts;
+
+	KUNIT_ASSERT_EQ(test, rbt_fill_buffer(buffer, n, 48, 100), n);
+	iter = ring_buffer_read_start(buffer, cpu, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, iter);
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < n; i++) {
+			KUNIT_ASSERT_FALSE(test, ring_buffer_iter_empty(iter));
+			event = ring_buffer_iter_peek(iter, &ts);
+			KUNIT_ASSERT_NOT_NULL(test, event);
+			KUNIT_EXPECT_EQ(test, rbt_tag(ring_buffer_event_data(event)), i);
+			KUNIT_EXPECT_TRUE(test, rbt_payload_ok(ring_buffer_event_data(event), 48, i));
+			KUNIT_EXPECT_EQ(test, ts, 100ULL + i);
+			ring_buffer_iter_advance(iter);
+		}
+		KUNIT_EXPECT_TRUE(test, ring_buffer_iter_empty(iter));
+		KUNIT_EXPECT_NULL(test, ring_buffer_iter_peek(iter, &ts));
+		KUNIT_EXPECT_FALSE(test, ring_buffer_iter_dropped(iter));
+		ring_buffer_iter_reset(iter);
+	}
+	ring_buffer_read_finish(iter);
+	KUNIT_EXPECT_EQ(test, ring_buffer_entries_cpu(buffer, cpu), (unsigned long)n);
+	KUNIT_EXPECT_EQ(test, ring_buffer_read_events_cpu(buffer, cpu), 0UL);
+}
+
+/* A writer that laps the iterator shows up as ring_buffer_iter_dropped(). */
+static void rbt_iterator_dropped(struct kunit *test)
+{
+	struct trace_buffer *buffer = rbt_alloc(test, 4 * PAGE_SIZE, RB_FL_OVERWRITE);
+	int cpu = rbt_cpu(test);
+	unsigned int per = rbt_capacity(buffer) / rbt_event_bytes(64), i;
+	struct ring_buffer_iter *iter;
+	struct ring_buffer_event *event;
+	u64 ts, last;
+
+	KUNIT_ASSERT_EQ(test, rbt_fill_buffer(buffer, 2 * per, 64, 1), 2 * per);
+	iter = ring_buffer_read_start(buffer, cpu, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, iter);
+	event = ring_buffer_iter_peek(iter, &ts);
+	KUNIT_ASSERT_NOT_NULL(test, event);
+	KUNIT_EXPECT_EQ(test, rbt_tag(ring_buffer_event_data(event)), 0U);
+	ring_buffer_iter_advance(iter);
+
+	/* Lap the ring twice while the iterator sits on the oldest sub-buffer. */
+	KUNIT_ASSERT_EQ(test, rbt_fill_buffer(buffer, 10 * per, 64, 10000), 10 * per);
+
+	last = 0;
+	for (i = 0; (event = ring_buffer_iter_peek(iter, &ts)); i++) {
+		KUNIT_EXPECT_GE(test, ts, last);
+		last = ts;
+		ring_buffer_iter_advance(iter);
+		KUNIT_ASSERT_LT(test, i, 20 * per);
+	}
+	KUNIT_EXPECT_TRUE(test, ring_buffer_iter_dropped(iter));
+	/* It read on from the newest data the writer left. */
+	KUNIT_EXPECT_GE(test, last, 10000ULL);
+	ring_buffer_read_finish(iter);
+}
+
+static void rbt_read_page_partial_and_full(struct kunit *test)
+{
+	struct trace_buffer *buffer = rbt_alloc(test, RBT_PAGES * PAGE_SIZE, 0);
+	int cpu = rbt_cpu(test);
+	struct rbt_reader *r = rbt_reader(test, buffer, cpu);
+	struct rbt_page *pg = kunit_kzalloc(test, sizeof(*pg), GFP_KERNEL);
+	unsigned int per = rbt_capacity(buffer) / rbt_event_bytes(60), i;
+
+	KUNIT_ASSERT_NOT_NULL(test, pg);
+	/* Empty: nothing to read. */
+	KUNIT_EXPECT_LT(test, rbt_read_page(test, r, 0, pg), 0);
+
+	/* A partial sub-buffer: only a non-full read takes it. */
+	KUNIT_ASSERT_EQ(test, rbt_fill_buffer(buffer, 3, 60, 10), 3U);
+	KUNIT_EXPECT_LT(test, rbt_read_page(test, r, 1, pg), 0);
+	KUNIT_ASSERT_EQ(test, 0, rbt_read_page(test, r, 0, pg));
+	KUNIT_EXPECT_EQ(test, pg->nr, 3U);
+	KUNIT_EXPECT_EQ(test, pg->time_stamp, 10ULL);
+	KUNIT_EXPECT_EQ(test, ring_buffer_read_events_cpu(buffer, cpu), 3UL);
+	KUNIT_EXPECT_TRUE(test, ring_buffer_empty_cpu(buffer, cpu));
+
+	/* More written to the same sub-buffer reads from where the last read ended. */
+	KUNIT_ASSERT_EQ(test, rbt_fill_buffer(buffer, 2, 60, 20), 2U);
+	KUNIT_ASSERT_EQ(test, 0, rbt_read_page(test, r, 0, pg));
+	KUNIT_ASSERT_EQ(test, pg->nr, 2U);
+	KUNIT_EXPECT_EQ(test, pg->ev[0].ts, 20ULL);
+	KUNIT_EXPECT_EQ(test, pg->ev[1].ts, 21ULL);
+	KUNIT_EXPECT_EQ(test, rbt_tag(pg->ev[0].data), 0U);
+
+	/* Whole sub-buffers: full reads take them one by one. */
+	KUNIT_ASSERT_EQ(test, rbt_fill_buffer(buffer, 3 * per, 60, 1000), 3 * per);
+	for (i = 0; i < 2; i++) {
+		KUNIT_ASSERT_EQ(test, 0, rbt_read_page(test, r, 1, pg));
+		KUNIT_EXPECT_GT(test, pg->nr, 0U);
+		KUNIT_EXPECT_EQ(test, pg->commit & ~RBT_LEN_MASK, 0UL);
+	}
+	KUNIT_EXPECT_EQ(test, ring_buffer_entries_cpu(buffer, cpu) +
+			ring_buffer_read_events_cpu(buffer, cpu), 5UL + 3 * per);
+}
+
+/* Events lost to overwrite are flagged, and counted, in the next page read. */
+static void rbt_read_page_missed(struct kunit *test)
+{
+	struct trace_buffer *buffer = rbt_alloc(test, 4 * PAGE_SIZE, RB_FL_OVERWRITE);
+	int cpu = rbt_cpu(test);
+	struct rbt_reader *r = rbt_reader(test, buffer, cpu);
+	struct rbt_page *pg = kunit_kzalloc(test, sizeof(*pg), GFP_KERNEL);
+	unsigned int per = rbt_capacity(buffer) / rbt_event_bytes(200);
+	unsigned long overrun, stored;
+	void *data;
+
+	KUNIT_ASSERT_NOT_NULL(test, pg);
+	KUNIT_ASSERT_EQ(test, rbt_fill_buffer(buffer, 12 * per, 200, 1), 12 * per);
+	overrun = ring_buffer_overrun_cpu(buffer, cpu);
+	KUNIT_ASSERT_GT(test, overrun, 0UL);
+
+	KUNIT_ASSERT_EQ(test, 0, rbt_read_page(test, r, 1, pg));
+	KUNIT_EXPECT_EQ(test, pg->commit & RBT_MISSED_EVENTS, RBT_MISSED_EVENTS);
+	/* 200-byte events leave room after the data for the count. */
+	KUNIT_ASSERT_EQ(test, pg->commit & RBT_MISSED_STORED, RBT_MISSED_STORED);
+	data = ring_buffer_read_page_data(r->rpage);
+	memcpy(&stored, data + RBT_HDR + pg->len, sizeof(stored));
+	KUNIT_EXPECT_EQ(test, stored, overrun);
+	KUNIT_EXPECT_EQ(test, rbt_tag(pg->ev[0].data), 12 * per - (unsigned int)
+			ring_buffer_entries_cpu(buffer, cpu) - pg->nr);
+
+	/* Nothing was lost since: the next page is clean. */
+	KUNIT_ASSERT_EQ(test, 0, rbt_read_page(test, r, 1, pg));
+	KUNIT_EXPECT_EQ(test, pg->commit & ~RBT_LEN_MASK, 0UL);
+}
+
+static struct kunit_case rbt_read_cases[] = {
+	KUNIT_CASE(rbt_peek_consume),
+	KUNIT_CASE(rbt_iterator),
+	KUNIT_CASE(rbt_iterator_dropped),
+	KUNIT_CASE(rbt_read_page_partial_and_full),
+	KUNIT_CASE(rbt_read_page_missed),
+	{}
+};
+
+static struct kunit_suite rbt_read_suite = {
+	.name = "ring_buffer_reads",
+	.init = rbt_init,
+	.test_cases = rbt_read_cases,
+};
+
+/* ---- control: resize, orders, swap, reset, record on/off ---- */
+
+/* Read every event on @cpu and check the tags run from @first, one by one. */
+static void rbt_expect_tags(struct kunit *test, struct trace_buffer *buffer, int cpu,
+			    u32 first, unsigned int n)
+{
+	struct ring_buffer_event *event;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		event = ring_buffer_consume(buffer, cpu, NULL, NULL);
+		KUNIT_ASSERT_NOT_NULL_MSG(test, event, "event %u of %u", i, n);
+		KUNIT_EXPECT_EQ(test, rbt_tag(ring_buffer_event_data(event)), first + i);
+	}
+	KUNIT_EXPECT_NULL(test, ring_buffer_consume(buffer, cpu, NULL, NULL));
+}
+
+static void rbt_resize(struct kunit *test)
+{
+	struct trace_buffer *buffer = rbt_alloc(test, 4 * PAGE_SIZE, 0);
+	int cpu = rbt_cpu(test), other;
+	unsigned int per = rbt_capacity(buffer) / rbt_event_bytes(40);
+
+	KUNIT_ASSERT_EQ(test, ring_buffer_size(buffer, cpu), 4 * PAGE_SIZE);
+	KUNIT_ASSERT_EQ(test, rbt_fill_buffer(buffer, 2 * per, 40, 0), 2 * per);
+
+	/* Grow with data in it: nothing is lost and the new room is usable. */
+	KUNIT_ASSERT_EQ(test, 0, ring_buffer_resize(buffer, 16 * PAGE_SIZE, RING_BUFFER_ALL_CPUS));
+	KUNIT_EXPECT_EQ(test, ring_buffer_size(buffer, cpu), 16 * PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, ring_buffer_entries_cpu(buffer, cpu), 2UL * per);
+	KUNIT_EXPECT_EQ(test, rbt_fill_buffer(buffer, 20 * per, 40, 0), 14 * per);
+	ring_buffer_reset_cpu(buffer, cpu);
+
+	/* Shrink with data in it: the buffer stays readable and in order. */
+	KUNIT_ASSERT_EQ(test, rbt_fill_buffer(buffer, 2 * per, 40, 0), 2 * per);
+	KUNIT_ASSERT_EQ(test, 0, ring_buffer_resize(buffer, 8 * PAGE_SIZE, RING_BUFFER_ALL_CPUS));
+	KUNIT_EXPECT_EQ(test, ring_buffer_size(buffer, cpu), 8 * PAGE_SIZE);
+	rbt_expect_tags(test, buffer, cpu, 0, 2 * per);
+
+	/* Sizes round up to whole sub-buffers, and two is the least. */
+	KUNIT_ASSERT_EQ(test, 0, ring_buffer_resize(buffer, 5 * PAGE_SIZE + 1,
+						    RING_BUFFER_ALL_CPUS));
+	KUNIT_EXPECT_EQ(test, ring_buffer_size(buffer, cpu), 6 * PAGE_SIZE);
+	KUNIT_ASSERT_EQ(test, 0, ring_buffer_resize(buffer, 1, RING_BUFFER_ALL_CPUS));
+	KUNIT_EXPECT_EQ(test, ring_buffer_size(buffer, cpu), 2 * PAGE_SIZE);
+
+	/* One CPU alone. */
+	KUNIT_ASSERT_EQ(test, 0, ring_buffer_resize(buffer, 10 * PAGE_SIZE, cpu));
+	KUNIT_EXPECT_EQ(test, ring_buffer_size(buffer, cpu), 10 * PAGE_SIZE);
+	for_each_online_cpu(other)
+		if (other != cpu)
+			KUNIT_EXPECT_EQ(test, ring_buffer_size(buffer, other), 2 * PAGE_SIZE);
+
+	/* A CPU that does not exist is an error and changes nothing. */
+	KUNIT_EXPECT_EQ(test, -ENODEV, ring_buffer_resize(buffer, 4 * PAGE_SIZE, nr_cpu_ids));
+	KUNIT_EXPECT_EQ(test, ring_buffer_size(buffer, cpu), 10 * PAGE_SIZE);
+}
+
+/* Sub-buffer orders 0..3 with data: sizes, events bigger than a page, reads. */
+static void rbt_subbuf_orders(struct kunit *test)
+{
+	struct trace_buffer *buffer = rbt_alloc(test, 32 * PAGE_SIZE, 0);
+	int cpu = rbt_cpu(test);
+	struct rbt_reader *r = rbt_reader(test, buffer, cpu);
+	struct rbt_page *pg = kunit_kzalloc(test, sizeof(*pg), GFP_KERNEL);
+	int order;
+
+	KUNIT_ASSERT_NOT_NULL(test, pg);
+	KUNIT_EXPECT_EQ(test, ring_buffer_subbuf_order_get(buffer), 0);
+	for (order = 0; order <= 3; order++) {
+		unsigned int len = (PAGE_SIZE << order) / 3, n = 7;
+
+		KUNIT_ASSERT_EQ(test, rbt_fill_buffer(buffer, 2, 16, 0), 2U);
+		KUNIT_ASSERT_EQ(test, 0, ring_buffer_subbuf_order_set(buffer, order));
+		KUNIT_EXPECT_EQ(test, ring_buffer_subbuf_order_get(buffer), order);
+		KUNIT_EXPECT_EQ(test, ring_buffer_subbuf_size_get(buffer), (int)(PAGE_SIZE << order));
+		/* The total size stays what was asked for, in bigger pieces. */
+		KUNIT_EXPECT_GE(test, ring_buffer_size(buffer, cpu), 32 * PAGE_SIZE);
+		KUNIT_EXPECT_LT(test, ring_buffer_size(buffer, cpu),
+				32 * PAGE_SIZE + 2 * (PAGE_SIZE << order));
+
+		KUNIT_ASSERT_EQ(test, rbt_fill_buffer(buffer, n, len, 100 * order), n);
+		/* Two events of a third of the sub-buffer each, plus headers. */
+		KUNIT_ASSERT_EQ(test, 0, rbt_read_page(test, r, 1, pg));
+		KUNIT_EXPECT_EQ(test, ring_buffer_read_page_size(r->rpage), PAGE_SIZE << order);
+		KUNIT_ASSERT_GE(test, pg->nr, 1U);
+		KUNIT_EXPECT_TRUE(test, rbt_payload_ok(pg->ev[0].data, len, 0));
+		KUNIT_EXPECT_EQ(test, pg->ev[0].ts, 100ULL * order);
+		ring_buffer_reset(buffer);
+	}
+	KUNIT_EXPECT_EQ(test, -EINVAL, ring_buffer_subbuf_order_set(buffer, -1));
+	KUNIT_EXPECT_EQ(test, ring_buffer_subbuf_order_get(buffer), 3);
+	KUNIT_ASSERT_EQ(test, 0, ring_buffer_subbuf_order_set(buffer, 0));
+}
+
+static void rbt_swap_cpu(struct kunit *test)
+{
+	struct trace_buffer *a = rbt_alloc(test, 4 * PAGE_SIZE, 0);
+	struct trace_buffer *b = rbt_alloc(test, 4 * PAGE_SIZE, 0);
+	struct trace_buffer *c = rbt_alloc(test, 8 * PAGE_SIZE, 0);
+	int cpu = rbt_cpu(test);
+
+	if (!IS_ENABLED(CONFIG_RING_BUFFER_ALLOW_SWAP))
+		kunit_skip(test, "needs CONFIG_RING_BUFFER_ALLOW_SWAP");
+	KUNIT_ASSERT_EQ(test, rbt_fill_buffer(a, 5, 16, 0), 5U);
+	KUNIT_ASSERT_EQ(test, rbt_fill_buffer(b, 2, 16, 100), 2U);
+	KUNIT_ASSERT_EQ(test, 0, ring_buffer_swap_cpu(a, b, cpu));
+	KUNIT_EXPECT_EQ(test, ring_buffer_entries_cpu(a, cpu), 2UL);
+	KUNIT_EXPECT_EQ(test, ring_buffer_entries_cpu(b, cpu), 5UL);
+	rbt_expect_tags(test, b, cpu, 0, 5);
+	rbt_expect_tags(test, a, cpu, 0, 2);
+
+	/* Different sizes do not swap, and nothing moves. */
+	KUNIT_ASSERT_EQ(test, rbt_fill_buffer(a, 3, 16, 0), 3U);
+	KUNIT_EXPECT_EQ(test, -EINVAL, ring_buffer_swap_cpu(a, c, cpu));
+	KUNIT_EXPECT_EQ(test, ring_buffer_entries_cpu(a, cpu), 3UL);
+	/* Nor does a disabled buffer. */
+	ring_buffer_record_disable(b);
+	KUNIT_EXPECT_EQ(test, -EAGAIN, ring_buffer_swap_cpu(a, b, cpu));
+	ring_buffer_record_enable(b);
+	KUNIT_EXPECT_EQ(test, -EINVAL, ring_buffer_swap_cpu(a, b, nr_cpu_ids));
+}
+
+static void rbt_reset(struct kunit *test)
+{
+	struct trace_buffer *buffer = rbt_alloc(test, 4 * PAGE_SIZE, RB_FL_OVERWRITE);
+	int cpu = rbt_cpu(test);
+	unsigned int per = rbt_capacity(buffer) / rbt_event_bytes(16);
+
+	KUNIT_ASSERT_EQ(test, rbt_fill_buffer(buffer, 6 * per, 16, 0), 6 * per);
+	KUNIT_ASSERT_NOT_NULL(test, ring_buffer_consume(buffer, cpu, NULL, NULL));
+	KUNIT_ASSERT_GT(test, ring_buffer_overrun_cpu(buffer, cpu), 0UL);
+	ring_buffer_reset_cpu(buffer, cpu);
+	KUNIT_EXPECT_TRUE(test, ring_buffer_empty_cpu(buffer, cpu));
+	KUNIT_EXPECT_EQ(test, ring_buffer_entries_cpu(buffer, cpu), 0UL);
+	KUNIT_EXPECT_EQ(test, ring_buffer_overrun_cpu(buffer, cpu), 0UL);
+	KUNIT_EXPECT_EQ(test, ring_buffer_read_events_cpu(buffer, cpu), 0UL);
+	KUNIT_EXPECT_EQ(test, ring_buffer_bytes_cpu(buffer, cpu), 0UL);
+	KUNIT_EXPECT_EQ(test, 0, rbt_write_at(buffer, 99, 16, 7));
+	rbt_expect_tags(test, buffer, cpu, 7, 1);
+
+	KUNIT_ASSERT_EQ(test, rbt_fill_buffer(buffer, 3, 16, 0), 3U);
+	ring_buffer_reset_online_cpus(buffer);
+	KUNIT_EXPECT_TRUE(test, ring_buffer_empty(buffer));
+	KUNIT_ASSERT_EQ(test, rbt_fill_buffer(buffer, 3, 16, 0), 3U);
+	ring_buffer_reset(buffer);
+	KUNIT_EXPECT_TRUE(test, ring_buffer_empty(buffer));
+	KUNIT_EXPECT_EQ(test, ring_buffer_entries(buffer), 0UL);
+}
+
+static void rbt_record_control(struct kunit *test)
+{
+	struct trace_buffer *buffer = rbt_alloc(test, 4 * PAGE_SIZE, 0);
+	struct ring_buffer_event *event;
+	int cpu = rbt_cpu(test);
+	u32 tag;
+
+	KUNIT_EXPECT_TRUE(test, ring_buffer_record_is_on(buffer));
+	KUNIT_EXPECT_TRUE(test, ring_buffer_record_is_set_on(buffer));
+
+	/* disable/enable nest: writes work only when every disable is undone. */
+	ring_buffer_record_disable(buffer);
+	ring_buffer_record_disable(buffer);
+	KUNIT_EXPECT_FALSE(test, ring_buffer_record_is_on(buffer));
+	KUNIT_EXPECT_TRUE(test, ring_buffer_record_is_set_on(buffer));
+	KUNIT_EXPECT_EQ(test, -EBUSY, rbt_write(buffer, 8, 1));
+	ring_buffer_record_enable(buffer);
+	KUNIT_EXPECT_EQ(test, -EBUSY, rbt_write(buffer, 8, 2));
+	ring_buffer_record_enable(buffer);
+	KUNIT_EXPECT_TRUE(test, ring_buffer_record_is_on(buffer));
+	KUNIT_EXPECT_EQ(test, 0, rbt_write(buffer, 8, 3));
+
+	/* off/on is a switch, not a count. */
+	ring_buffer_record_off(buffer);
+	ring_buffer_record_off(buffer);
+	KUNIT_EXPECT_FALSE(test, ring_buffer_record_is_on(buffer));
+	KUNIT_EXPECT_FALSE(test, ring_buffer_record_is_set_on(buffer));
+	KUNIT_EXPECT_EQ(test, -EBUSY, rbt_write(buffer, 8, 4));
+	ring_buffer_record_on(buffer);
+	KUNIT_EXPECT_TRUE(test, ring_buffer_record_is_on(buffer));
+	KUNIT_EXPECT_EQ(test, 0, rbt_write(buffer, 8, 5));
+
+	/* Off while disabled: set-on says off, and on alone does not enable. */
+	ring_buffer_record_disable(buffer);
+	ring_buffer_record_off(buffer);
+	ring_buffer_record_on(buffer);
+	KUNIT_EXPECT_TRUE(test, ring_buffer_record_is_set_on(buffer));
+	KUNIT_EXPECT_FALSE(test, ring_buffer_record_is_on(buffer));
+	ring_buffer_record_enable(buffer);
+	KUNIT_EXPECT_TRUE(test, ring_buffer_record_is_on(buffer));
+
+	/* One CPU. */
+	ring_buffer_record_disable_cpu(buffer, cpu);
+	KUNIT_EXPECT_EQ(test, -EBUSY, rbt_write(buffer, 8, 6));
+	ring_buffer_record_enable_cpu(buffer, cpu);
+	KUNIT_EXPECT_EQ(test, 0, rbt_write(buffer, 8, 7));
+
+	/* Exactly the writes made while recording was on, in order. */
+	KUNIT_EXPECT_EQ(test, ring_buffer_entries_cpu(buffer, cpu), 3UL);
+	for (tag = 3; tag <= 7; tag += 2) {
+		event = ring_buffer_consume(buffer, cpu, NULL, NULL);
+		KUNIT_ASSERT_NOT_NULL(test, event);
+		KUNIT_EXPECT_EQ(test, rbt_tag(ring_buffer_event_data(event)), tag);
+	}
+	KUNIT_EXPECT_NULL(test, ring_buffer_consume(buffer, cpu, NULL, NULL));
+}
+
+static struct kunit_case rbt_control_cases[] = {
+	KUNIT_CASE(rbt_resize),
+	KUNIT_CASE(rbt_subbuf_orders),
+	KUNIT_CASE(rbt_swap_cpu),
+	KUNIT_CASE(rbt_reset),
+	KUNIT_CASE(rbt_record_control),
+	{}
+};
+
+static struct kunit_suite rbt_control_suite = {
+	.name = "ring_buffer_control",
+	.init = rbt_init,
+	.test_cases = rbt_control_cases,
+};
+
+kunit_test_suites(&rbt_abi_suite, &rbt_time_suite, &rbt_mode_suite, &rbt_read_suite,
+		  &rbt_control_suite);
+
+MODULE_DESCRIPTION("KUnit tests for the ring buffer");
+MODULE_LICENSE("GPL");
