@@ -23,6 +23,7 @@
  */
 
 #include <kunit/test.h>
+#include <linux/completion.h>
 #include <linux/delay.h>
 #include <linux/hrtimer.h>
 #include <linux/kthread.h>
@@ -1315,6 +1316,309 @@ static void rbt_record_control(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, ring_buffer_consume(buffer, cpu, NULL, NULL));
 }
 
+/* ---- waiting for data ---- */
+
+struct rbt_waiter {
+	struct trace_buffer	*buffer;
+	int			cpu;
+	int			full;
+	int			ret;
+	struct completion	started;
+	struct completion	done;
+};
+
+static int rbt_waiter_fn(void *arg)
+{
+	struct rbt_waiter *w = arg;
+
+	complete(&w->started);
+	w->ret = ring_buffer_wait(w->buffer, w->cpu, w->full, NULL, NULL);
+	complete(&w->done);
+	return 0;
+}
+
+/* Make sure a waiter never outlives its buffer, whatever the test found. */
+static void rbt_waiter_reap(void *arg)
+{
+	struct rbt_waiter *w = arg;
+
+	while (!wait_for_completion_timeout(&w->done, HZ / 10))
+		ring_buffer_wake_waiters(w->buffer, w->cpu);
+}
+
+static struct rbt_waiter *rbt_waiter_start(struct kunit *test, struct trace_buffer *buffer,
+					   int cpu, int full)
+{
+	struct rbt_waiter *w = kunit_kzalloc(test, sizeof(*w), GFP_KERNEL);
+	struct task_struct *t;
+
+	KUNIT_ASSERT_NOT_NULL(test, w);
+	w->buffer = buffer;
+	w->cpu = cpu;
+	w->full = full;
+	w->ret = 1;
+	init_completion(&w->started);
+	init_completion(&w->done);
+	t = kthread_run(rbt_waiter_fn, w, "rbt-waiter");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, rbt_waiter_reap, w));
+	wait_for_completion(&w->started);
+	/* Give it time to go to sleep; it must still be waiting after. */
+	msleep(50);
+	return w;
+}
+
+static bool rbt_woken(struct rbt_waiter *w, unsigned int ms)
+{
+	return wait_for_completion_timeout(&w->done, msecs_to_jiffies(ms)) > 0;
+}
+
+/* full == 0: any data wakes the reader. */
+static void rbt_wait_any(struct kunit *test)
+{
+	struct trace_buffer *buffer = rbt_alloc(test, RBT_SUBBUFS(8), 0);
+	struct rbt_waiter *w = rbt_waiter_start(test, buffer, rbt_cpu(test), 0);
+
+	KUNIT_EXPECT_FALSE(test, rbt_woken(w, 50));
+	KUNIT_ASSERT_EQ(test, 0, rbt_write(buffer, 16, 1));
+	KUNIT_EXPECT_TRUE(test, rbt_woken(w, 5000));
+	KUNIT_EXPECT_EQ(test, w->ret, 0);
+}
+
+/* full == 50 and 100: the reader sleeps until that share of sub-buffers is full. */
+static void rbt_wait_watermark(struct kunit *test)
+{
+	int cpu = rbt_cpu(test), full;
+
+	for (full = 50; full <= 100; full += 50) {
+		struct trace_buffer *buffer = rbt_alloc(test, RBT_SUBBUFS(8), 0);
+		unsigned int per = rbt_capacity(buffer) / rbt_event_bytes(100);
+		/* The sub-buffer being written counts as full: the watermark is met
+		 * once full% of all sub-buffers, less that one, are complete.
+		 */
+		unsigned int need = DIV_ROUND_UP(full * 8, 100) - 1;
+		struct rbt_waiter *w = rbt_waiter_start(test, buffer, cpu, full);
+
+		KUNIT_ASSERT_EQ(test, rbt_fill_buffer(buffer, (need - 1) * per + 1, 100, 0),
+				(need - 1) * per + 1);
+		KUNIT_EXPECT_EQ(test, ring_buffer_nr_dirty_pages(buffer, cpu), (size_t)need - 1);
+		KUNIT_EXPECT_FALSE_MSG(test, rbt_woken(w, 100), "full %d", full);
+		KUNIT_ASSERT_EQ(test, rbt_fill_buffer(buffer, per, 100, 0), per);
+		KUNIT_EXPECT_EQ(test, ring_buffer_nr_dirty_pages(buffer, cpu), (size_t)need);
+		KUNIT_EXPECT_TRUE_MSG(test, rbt_woken(w, 5000), "full %d", full);
+		KUNIT_EXPECT_EQ(test, w->ret, 0);
+	}
+}
+
+/* ring_buffer_wake_waiters() releases a reader with nothing to read. */
+static void rbt_wake_waiters(struct kunit *test)
+{
+	struct trace_buffer *buffer = rbt_alloc(test, RBT_SUBBUFS(8), 0);
+	struct rbt_waiter *w = rbt_waiter_start(test, buffer, rbt_cpu(test), 0);
+	struct rbt_waiter *all = rbt_waiter_start(test, buffer, RING_BUFFER_ALL_CPUS, 0);
+
+	KUNIT_EXPECT_FALSE(test, rbt_woken(w, 50));
+	ring_buffer_wake_waiters(buffer, rbt_cpu(test));
+	KUNIT_EXPECT_TRUE(test, rbt_woken(w, 5000));
+	KUNIT_EXPECT_EQ(test, w->ret, 0);
+	KUNIT_EXPECT_FALSE(test, rbt_woken(all, 50));
+	ring_buffer_wake_waiters(buffer, RING_BUFFER_ALL_CPUS);
+	KUNIT_EXPECT_TRUE(test, rbt_woken(all, 5000));
+	KUNIT_EXPECT_EQ(test, all->ret, 0);
+	KUNIT_EXPECT_TRUE(test, ring_buffer_empty(buffer));
+}
+
+static struct kunit_case rbt_wait_cases[] = {
+	KUNIT_CASE(rbt_wait_any),
+	KUNIT_CASE(rbt_wait_watermark),
+	KUNIT_CASE(rbt_wake_waiters),
+	{}
+};
+
+static struct kunit_suite rbt_wait_suite = {
+	.name = "ring_buffer_wait",
+	.init = rbt_init,
+	.test_cases = rbt_wait_cases,
+};
+
+/* ---- the persistent (boot-surviving) range buffer ---- */
+
+#define RBT_RANGE_SUBBUFS	10	/* per CPU, metadata included */
+
+struct rbt_range {
+	void		*mem;
+	unsigned long	size;
+};
+
+static void rbt_range_free(void *arg)
+{
+	vfree(((struct rbt_range *)arg)->mem);
+}
+
+static struct rbt_range *rbt_range(struct kunit *test)
+{
+	struct rbt_range *rg = kunit_kzalloc(test, sizeof(*rg), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, rg);
+	rg->size = nr_cpu_ids * RBT_RANGE_SUBBUFS * PAGE_SIZE;
+	rg->mem = vzalloc(rg->size);
+	KUNIT_ASSERT_NOT_NULL(test, rg->mem);
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, rbt_range_free, rg));
+	return rg;
+}
+
+/* A "boot": a buffer over the block; the caller frees it before the next. */
+static struct trace_buffer *rbt_range_boot(struct kunit *test, struct rbt_range *rg)
+{
+	struct trace_buffer *buffer;
+
+	buffer = ring_buffer_alloc_range(0, RB_FL_OVERWRITE, 0, (unsigned long)rg->mem, rg->size);
+	if (!buffer)
+		kunit_skip(test, "no persistent range buffer (see the kernel log for why)");
+	ring_buffer_set_clock(buffer, rbt_clock);
+	return buffer;
+}
+
+/* Where the payload of the event tagged @tag sits in the block, or NULL. */
+static u8 *rbt_range_find(struct rbt_range *rg, u32 tag, unsigned int len)
+{
+	u8 *p, *end = rg->mem + rg->size - len;
+
+	for (p = rg->mem; p <= end; p += 4)
+		if (rbt_tag(p) == tag && rbt_payload_ok(p, len, tag))
+			return p;
+	return NULL;
+}
+
+/* Write, "reboot" onto the same memory, and read the last boot's events. */
+static void rbt_persistent_reboot(struct kunit *test)
+{
+	struct rbt_range *rg = rbt_range(test);
+	struct trace_buffer *buffer = rbt_range_boot(test, rg);
+	int cpu = rbt_cpu(test);
+	struct ring_buffer_event *event;
+	unsigned int i, n = 3 * (PAGE_SIZE / rbt_event_bytes(100));
+	long text, data;
+	u64 ts;
+
+	for (i = 0; i < n; i++)
+		KUNIT_ASSERT_EQ(test, 0, rbt_write_at(buffer, 5000 + 3 * i, 100, 0x5000 + i));
+	ring_buffer_free(buffer);
+
+	buffer = rbt_range_boot(test, rg);
+	KUNIT_EXPECT_EQ(test, ring_buffer_entries_cpu(buffer, cpu), (unsigned long)n);
+	/* The same kernel image: no relocation to report. */
+	KUNIT_EXPECT_FALSE(test, ring_buffer_last_boot_delta(buffer, &text, &data));
+	for (i = 0; i < n; i++) {
+		event = ring_buffer_consume(buffer, cpu, &ts, NULL);
+		KUNIT_ASSERT_NOT_NULL_MSG(test, event, "event %u of %u", i, n);
+		KUNIT_EXPECT_TRUE(test, rbt_payload_ok(ring_buffer_event_data(event), 100,
+						       0x5000 + i));
+		KUNIT_EXPECT_EQ(test, ts, 5000ULL + 3 * i);
+	}
+	KUNIT_EXPECT_NULL(test, ring_buffer_consume(buffer, cpu, NULL, NULL));
+
+	/* The buffer goes on recording after the old data. */
+	KUNIT_EXPECT_EQ(test, 0, rbt_write_at(buffer, 90000, 100, 0x9000));
+	event = ring_buffer_consume(buffer, cpu, &ts, NULL);
+	KUNIT_ASSERT_NOT_NULL(test, event);
+	KUNIT_EXPECT_EQ(test, rbt_tag(ring_buffer_event_data(event)), 0x9000U);
+	KUNIT_EXPECT_EQ(test, ts, 90000ULL);
+	ring_buffer_free(buffer);
+}
+
+enum rbt_damage { RBT_EVENT_HEADER, RBT_SUBBUF_COMMIT, RBT_GARBAGE };
+
+/*
+ * Damage what the last boot left and boot again: the damaged data must not
+ * come back, whatever does come back must be intact and in order, nothing
+ * crashes, and the buffer records again.
+ */
+static void rbt_persistent_damage(struct kunit *test, enum rbt_damage how)
+{
+	struct rbt_range *rg = rbt_range(test);
+	struct trace_buffer *buffer = rbt_range_boot(test, rg);
+	unsigned int i, n = 3 * (PAGE_SIZE / rbt_event_bytes(100)), victim = n / 2;
+	int cpu = rbt_cpu(test);
+	struct ring_buffer_event *event;
+	u32 next = 0, tag;
+	u8 *p;
+
+	for (i = 0; i < n; i++)
+		KUNIT_ASSERT_EQ(test, 0, rbt_write_at(buffer, 5000 + i, 100, 0x6000 + i));
+	ring_buffer_free(buffer);
+
+	p = rbt_range_find(rg, 0x6000 + victim, 100);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	switch (how) {
+	case RBT_EVENT_HEADER:
+		/* A data event whose length runs far past its sub-buffer. */
+		if (RBT_FORCE_8) {
+			((u32 *)p)[-2] = 0;
+			((u32 *)p)[-1] = 0x7ffffff0;
+		} else {
+			/* type_len 0 takes its length from the tag: 0x6000 and more. */
+			((u32 *)p)[-1] = 0;
+		}
+		break;
+	case RBT_SUBBUF_COMMIT:
+		/* Sub-buffers are page aligned; make its commit impossible. */
+		((struct rbt_subbuf *)PTR_ALIGN_DOWN(p, PAGE_SIZE))->commit = 3 * PAGE_SIZE;
+		break;
+	case RBT_GARBAGE:
+		for (i = 0; i < rg->size / 4; i++)
+			((u32 *)rg->mem)[i] = i * 2654435761u;
+		break;
+	}
+
+	buffer = rbt_range_boot(test, rg);
+	for (i = 0; (event = ring_buffer_consume(buffer, cpu, NULL, NULL)); i++) {
+		KUNIT_ASSERT_LT(test, i, n);
+		tag = rbt_tag(ring_buffer_event_data(event));
+		KUNIT_EXPECT_TRUE(test, rbt_payload_ok(ring_buffer_event_data(event), 100, tag));
+		KUNIT_EXPECT_GE(test, tag, 0x6000 + next);
+		KUNIT_EXPECT_NE(test, tag, 0x6000 + victim);
+		next = tag - 0x6000 + 1;
+	}
+	KUNIT_EXPECT_LT(test, i, n);
+	if (how == RBT_GARBAGE)
+		KUNIT_EXPECT_EQ(test, i, 0U);
+	KUNIT_EXPECT_EQ(test, 0, rbt_write_at(buffer, 90000, 100, 0x9000));
+	event = ring_buffer_consume(buffer, cpu, NULL, NULL);
+	KUNIT_ASSERT_NOT_NULL(test, event);
+	KUNIT_EXPECT_EQ(test, rbt_tag(ring_buffer_event_data(event)), 0x9000U);
+	ring_buffer_free(buffer);
+}
+
+static void rbt_persistent_bad_event(struct kunit *test)
+{
+	rbt_persistent_damage(test, RBT_EVENT_HEADER);
+}
+
+static void rbt_persistent_bad_commit(struct kunit *test)
+{
+	rbt_persistent_damage(test, RBT_SUBBUF_COMMIT);
+}
+
+static void rbt_persistent_garbage(struct kunit *test)
+{
+	rbt_persistent_damage(test, RBT_GARBAGE);
+}
+
+static struct kunit_case rbt_persistent_cases[] = {
+	KUNIT_CASE(rbt_persistent_reboot),
+	KUNIT_CASE(rbt_persistent_bad_event),
+	KUNIT_CASE(rbt_persistent_bad_commit),
+	KUNIT_CASE(rbt_persistent_garbage),
+	{}
+};
+
+static struct kunit_suite rbt_persistent_suite = {
+	.name = "ring_buffer_persistent",
+	.init = rbt_init,
+	.test_cases = rbt_persistent_cases,
+};
+
 /* Out-of-range arguments get an errno and change nothing. */
 static void rbt_bad_input(struct kunit *test)
 {
@@ -1527,8 +1831,152 @@ static struct kunit_suite rbt_nest_suite = {
 	.test_cases = rbt_nest_cases,
 };
 
+#ifdef CONFIG_RING_BUFFER_KUNIT_BENCH
+/*
+ * Timings for comparing two kernels ("scripts/rbdev bench"). They assert
+ * nothing about speed; each figure is printed as "rb-bench: <name> = <value>".
+ */
+static bool bench_quick;
+module_param(bench_quick, bool, 0444);
+MODULE_PARM_DESC(bench_quick, "run the benchmarks with few events (a smoke test)");
+
+static unsigned long rbt_bench_events(void)
+{
+	return bench_quick ? 20000 : 2000000;
+}
+
+static void rbt_bench_print(struct kunit *test, const char *name, u64 num, u64 den)
+{
+	/* Two decimals without floating point. */
+	u64 v = den ? div64_u64(num * 100, den) : 0;
+
+	kunit_info(test, "rb-bench: %s = %llu.%02llu\n", name, v / 100, v % 100);
+}
+
+static void rbt_bench_write(struct kunit *test)
+{
+	static const unsigned int sizes[] = { 8, 16, 64, 256 };
+	unsigned long n = rbt_bench_events(), done, i;
+	unsigned int s, mode;
+	char name[64];
+
+	for (mode = 0; mode < 2; mode++) {
+		struct trace_buffer *buffer =
+			rbt_alloc(test, RBT_SUBBUFS(1024), mode ? RB_FL_OVERWRITE : 0);
+
+		for (s = 0; s < ARRAY_SIZE(sizes); s++) {
+			/* Batches that fit, so producer/consumer mode never fails. */
+			unsigned long batch = RBT_SUBBUFS(1024) / rbt_event_bytes(sizes[s]) * 9 / 10;
+			u64 ns = 0, t0;
+
+			for (done = 0; done < n; done += batch) {
+				unsigned long todo = min(batch, n - done);
+
+				ring_buffer_reset(buffer);
+				t0 = ktime_get_ns();
+				for (i = 0; i < todo; i++) {
+					struct ring_buffer_event *e =
+						ring_buffer_lock_reserve(buffer, sizes[s]);
+
+					if (unlikely(!e))
+						break;
+					*(u32 *)ring_buffer_event_data(e) = i;
+					ring_buffer_unlock_commit(buffer);
+				}
+				ns += ktime_get_ns() - t0;
+				KUNIT_ASSERT_EQ(test, i, todo);
+			}
+			snprintf(name, sizeof(name), "write.%s.%uB.ns_per_event",
+				 mode ? "overwrite" : "consumer", sizes[s]);
+			rbt_bench_print(test, name, ns, n);
+		}
+	}
+}
+
+static void rbt_bench_write_api(struct kunit *test)
+{
+	struct trace_buffer *buffer = rbt_alloc(test, RBT_SUBBUFS(1024), RB_FL_OVERWRITE);
+	unsigned long n = rbt_bench_events(), i;
+	u8 data[64] = {};
+	u64 t0 = ktime_get_ns();
+
+	for (i = 0; i < n; i++)
+		ring_buffer_write(buffer, sizeof(data), data);
+	rbt_bench_print(test, "write.ring_buffer_write.64B.ns_per_event",
+			ktime_get_ns() - t0, n);
+}
+
+/* Fill the buffer with 64-byte events; returns how many. */
+static unsigned long rbt_bench_fill(struct trace_buffer *buffer)
+{
+	unsigned long n = min(rbt_bench_events(),
+			      RBT_SUBBUFS(1024) / rbt_event_bytes(64) * 9 / 10), i;
+	u8 data[64] = {};
+
+	ring_buffer_reset(buffer);
+	for (i = 0; i < n; i++)
+		ring_buffer_write(buffer, sizeof(data), data);
+	return n;
+}
+
+static void rbt_bench_read(struct kunit *test)
+{
+	struct trace_buffer *buffer = rbt_alloc(test, RBT_SUBBUFS(1024), 0);
+	int cpu = rbt_cpu(test);
+	struct rbt_reader *r = rbt_reader(test, buffer, cpu);
+	struct rbt_page *pg = kunit_kzalloc(test, sizeof(*pg), GFP_KERNEL);
+	struct ring_buffer_iter *iter;
+	unsigned long n, got, bytes;
+	u64 t0, ns;
+
+	KUNIT_ASSERT_NOT_NULL(test, pg);
+
+	n = rbt_bench_fill(buffer);
+	t0 = ktime_get_ns();
+	for (got = 0; ring_buffer_consume(buffer, cpu, NULL, NULL); got++)
+		;
+	ns = ktime_get_ns() - t0;
+	KUNIT_EXPECT_EQ(test, got, n);
+	rbt_bench_print(test, "read.consume.kevents_per_sec", (u64)got * NSEC_PER_MSEC, ns);
+
+	n = rbt_bench_fill(buffer);
+	t0 = ktime_get_ns();
+	iter = ring_buffer_read_start(buffer, cpu, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, iter);
+	for (got = 0; ring_buffer_iter_peek(iter, NULL); got++)
+		ring_buffer_iter_advance(iter);
+	ring_buffer_read_finish(iter);
+	ns = ktime_get_ns() - t0;
+	KUNIT_EXPECT_EQ(test, got, n);
+	rbt_bench_print(test, "read.iterator.kevents_per_sec", (u64)got * NSEC_PER_MSEC, ns);
+
+	n = rbt_bench_fill(buffer);
+	t0 = ktime_get_ns();
+	for (got = 0, bytes = 0; rbt_read_page(test, r, 0, pg) >= 0; bytes += pg->len)
+		got += pg->nr;
+	ns = ktime_get_ns() - t0;
+	KUNIT_EXPECT_EQ(test, got, n);
+	rbt_bench_print(test, "read.read_page_parsed.MB_per_sec", (u64)bytes * 1000, ns);
+}
+
+static struct kunit_case rbt_bench_cases[] = {
+	KUNIT_CASE_SLOW(rbt_bench_write),
+	KUNIT_CASE_SLOW(rbt_bench_write_api),
+	KUNIT_CASE_SLOW(rbt_bench_read),
+	{}
+};
+
+static struct kunit_suite rbt_bench_suite = {
+	.name = "ring_buffer_bench",
+	.init = rbt_init,
+	.test_cases = rbt_bench_cases,
+};
+kunit_test_suite(rbt_bench_suite);
+#endif /* CONFIG_RING_BUFFER_KUNIT_BENCH */
+
 kunit_test_suites(&rbt_abi_suite, &rbt_time_suite, &rbt_mode_suite, &rbt_read_suite,
-		  &rbt_control_suite, &rbt_nest_suite);
+		  &rbt_control_suite, &rbt_nest_suite, &rbt_wait_suite,
+		  &rbt_persistent_suite);
 
 MODULE_DESCRIPTION("KUnit tests for the ring buffer");
 MODULE_LICENSE("GPL");
