@@ -1322,18 +1322,27 @@ struct rbt_waiter {
 	struct trace_buffer	*buffer;
 	int			cpu;
 	int			full;
+	bool			once;	/* NULL cond: return at the first wakeup */
+	bool			stop;
 	int			ret;
 	struct completion	started;
 	struct completion	done;
 };
+
+/* Only the watermark (or the end of the test) ends this wait. */
+static bool rbt_wait_cond(void *arg)
+{
+	return READ_ONCE(((struct rbt_waiter *)arg)->stop);
+}
 
 static int rbt_waiter_fn(void *arg)
 {
 	struct rbt_waiter *w = arg;
 
 	complete(&w->started);
-	w->ret = ring_buffer_wait(w->buffer, w->cpu, w->full, NULL, NULL);
-	complete(&w->done);
+	w->ret = ring_buffer_wait(w->buffer, w->cpu, w->full,
+				  w->once ? NULL : rbt_wait_cond, w);
+	complete_all(&w->done);	/* stays done: the test and the reaper both wait */
 	return 0;
 }
 
@@ -1342,12 +1351,13 @@ static void rbt_waiter_reap(void *arg)
 {
 	struct rbt_waiter *w = arg;
 
+	WRITE_ONCE(w->stop, true);
 	while (!wait_for_completion_timeout(&w->done, HZ / 10))
 		ring_buffer_wake_waiters(w->buffer, w->cpu);
 }
 
 static struct rbt_waiter *rbt_waiter_start(struct kunit *test, struct trace_buffer *buffer,
-					   int cpu, int full)
+					   int cpu, int full, bool once)
 {
 	struct rbt_waiter *w = kunit_kzalloc(test, sizeof(*w), GFP_KERNEL);
 	struct task_struct *t;
@@ -1356,6 +1366,7 @@ static struct rbt_waiter *rbt_waiter_start(struct kunit *test, struct trace_buff
 	w->buffer = buffer;
 	w->cpu = cpu;
 	w->full = full;
+	w->once = once;
 	w->ret = 1;
 	init_completion(&w->started);
 	init_completion(&w->done);
@@ -1377,7 +1388,7 @@ static bool rbt_woken(struct rbt_waiter *w, unsigned int ms)
 static void rbt_wait_any(struct kunit *test)
 {
 	struct trace_buffer *buffer = rbt_alloc(test, RBT_SUBBUFS(8), 0);
-	struct rbt_waiter *w = rbt_waiter_start(test, buffer, rbt_cpu(test), 0);
+	struct rbt_waiter *w = rbt_waiter_start(test, buffer, rbt_cpu(test), 0, true);
 
 	KUNIT_EXPECT_FALSE(test, rbt_woken(w, 50));
 	KUNIT_ASSERT_EQ(test, 0, rbt_write(buffer, 16, 1));
@@ -1385,7 +1396,10 @@ static void rbt_wait_any(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, w->ret, 0);
 }
 
-/* full == 50 and 100: the reader sleeps until that share of sub-buffers is full. */
+/*
+ * full == 50 and 100: with a condition that never holds, only the watermark
+ * ends the wait (a NULL condition would return at any wakeup).
+ */
 static void rbt_wait_watermark(struct kunit *test)
 {
 	int cpu = rbt_cpu(test), full;
@@ -1397,7 +1411,7 @@ static void rbt_wait_watermark(struct kunit *test)
 		 * once full% of all sub-buffers, less that one, are complete.
 		 */
 		unsigned int need = DIV_ROUND_UP(full * 8, 100) - 1;
-		struct rbt_waiter *w = rbt_waiter_start(test, buffer, cpu, full);
+		struct rbt_waiter *w = rbt_waiter_start(test, buffer, cpu, full, false);
 
 		KUNIT_ASSERT_EQ(test, rbt_fill_buffer(buffer, (need - 1) * per + 1, 100, 0),
 				(need - 1) * per + 1);
@@ -1414,8 +1428,8 @@ static void rbt_wait_watermark(struct kunit *test)
 static void rbt_wake_waiters(struct kunit *test)
 {
 	struct trace_buffer *buffer = rbt_alloc(test, RBT_SUBBUFS(8), 0);
-	struct rbt_waiter *w = rbt_waiter_start(test, buffer, rbt_cpu(test), 0);
-	struct rbt_waiter *all = rbt_waiter_start(test, buffer, RING_BUFFER_ALL_CPUS, 0);
+	struct rbt_waiter *w = rbt_waiter_start(test, buffer, rbt_cpu(test), 0, true);
+	struct rbt_waiter *all = rbt_waiter_start(test, buffer, RING_BUFFER_ALL_CPUS, 0, true);
 
 	KUNIT_EXPECT_FALSE(test, rbt_woken(w, 50));
 	ring_buffer_wake_waiters(buffer, rbt_cpu(test));
@@ -1517,13 +1531,35 @@ static void rbt_persistent_reboot(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, ts, 5000ULL + 3 * i);
 	}
 	KUNIT_EXPECT_NULL(test, ring_buffer_consume(buffer, cpu, NULL, NULL));
+	ring_buffer_free(buffer);
+}
 
-	/* The buffer goes on recording after the old data. */
-	KUNIT_EXPECT_EQ(test, 0, rbt_write_at(buffer, 90000, 100, 0x9000));
-	event = ring_buffer_consume(buffer, cpu, &ts, NULL);
-	KUNIT_ASSERT_NOT_NULL(test, event);
-	KUNIT_EXPECT_EQ(test, rbt_tag(ring_buffer_event_data(event)), 0x9000U);
-	KUNIT_EXPECT_EQ(test, ts, 90000ULL);
+/* After the last boot's events are read, the buffer records and reads anew. */
+static void rbt_persistent_continue(struct kunit *test)
+{
+	struct rbt_range *rg = rbt_range(test);
+	struct trace_buffer *buffer = rbt_range_boot(test, rg);
+	int cpu = rbt_cpu(test);
+	struct ring_buffer_event *event;
+	unsigned int i, n = 3 * (PAGE_SIZE / rbt_event_bytes(100));
+	u64 ts;
+
+	for (i = 0; i < n; i++)
+		KUNIT_ASSERT_EQ(test, 0, rbt_write_at(buffer, 5000 + 3 * i, 100, 0x5000 + i));
+	ring_buffer_free(buffer);
+
+	buffer = rbt_range_boot(test, rg);
+	for (i = 0; i < n; i++)
+		KUNIT_ASSERT_NOT_NULL(test, ring_buffer_consume(buffer, cpu, NULL, NULL));
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, 0, rbt_write_at(buffer, 90000 + i, 100, 0x9000 + i));
+	for (i = 0; i < 3; i++) {
+		event = ring_buffer_consume(buffer, cpu, &ts, NULL);
+		KUNIT_ASSERT_NOT_NULL(test, event);
+		KUNIT_EXPECT_EQ(test, rbt_tag(ring_buffer_event_data(event)), 0x9000U + i);
+		KUNIT_EXPECT_EQ(test, ts, 90000ULL + i);
+	}
+	KUNIT_EXPECT_NULL(test, ring_buffer_consume(buffer, cpu, NULL, NULL));
 	ring_buffer_free(buffer);
 }
 
@@ -1607,6 +1643,7 @@ static void rbt_persistent_garbage(struct kunit *test)
 
 static struct kunit_case rbt_persistent_cases[] = {
 	KUNIT_CASE(rbt_persistent_reboot),
+	KUNIT_CASE(rbt_persistent_continue),
 	KUNIT_CASE(rbt_persistent_bad_event),
 	KUNIT_CASE(rbt_persistent_bad_commit),
 	KUNIT_CASE(rbt_persistent_garbage),
