@@ -42,8 +42,8 @@ struct rbt_subbuf {
 };
 
 #define RBT_HDR			offsetof(struct rbt_subbuf, data)
-#define RBT_MISSED_EVENTS	(1UL << 31)
-#define RBT_MISSED_STORED	(1UL << 30)
+#define RBT_MISSED_EVENTS	BIT(31)
+#define RBT_MISSED_STORED	BIT(30)
 #define RBT_LEN_MASK		((1UL << 27) - 1)
 #define RBT_TYPE_PADDING	29
 #define RBT_TYPE_TIME_EXTEND	30
@@ -350,7 +350,7 @@ static void rbt_subbuf_header(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, pg->extends + pg->stamps + pg->discarded, 0U);
 	for (i = 0; i < ARRAY_SIZE(t); i++) {
 		KUNIT_EXPECT_EQ(test, pg->ev[i].ts, t[i]);
-		KUNIT_EXPECT_EQ(test, pg->ev[i].delta, (unsigned int)(t[i] - (i ? t[i - 1] : t[0])));
+		KUNIT_EXPECT_EQ(test, (u64)pg->ev[i].delta, t[i] - (i ? t[i - 1] : t[0]));
 		KUNIT_EXPECT_EQ(test, pg->ev[i].bytes, rbt_event_bytes(8));
 		KUNIT_EXPECT_EQ(test, pg->ev[i].type_len, RBT_FORCE_8 ? 0U : 3U);
 		KUNIT_EXPECT_TRUE(test, rbt_payload_ok(pg->ev[i].data, 8, 100 + i));
@@ -390,7 +390,8 @@ static void rbt_payload_sizes(struct kunit *test)
 			KUNIT_EXPECT_EQ_MSG(test, word[1], bytes - 4, "len %u", len);
 			KUNIT_EXPECT_PTR_EQ(test, ring_buffer_event_data(event), (void *)&word[2]);
 		} else {
-			KUNIT_EXPECT_EQ_MSG(test, (unsigned int)event->type_len, (bytes - 4) / 4, "len %u", len);
+			KUNIT_EXPECT_EQ_MSG(test, (unsigned int)event->type_len, (bytes - 4) / 4,
+					    "len %u", len);
 			KUNIT_EXPECT_PTR_EQ(test, ring_buffer_event_data(event), (void *)&word[1]);
 		}
 		KUNIT_EXPECT_EQ(test, ring_buffer_event_length(event), rbt_event_room(len));
@@ -532,8 +533,8 @@ static void rbt_header_files(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, s);
 	trace_seq_init(s);
 	ring_buffer_print_page_header(buffer, s);
-	KUNIT_EXPECT_NOT_NULL(test, strstr(s->buffer,
-		"\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"));
+	snprintf(want, sizeof(want), "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n");
+	KUNIT_EXPECT_NOT_NULL(test, strstr(s->buffer, want));
 	snprintf(want, sizeof(want), "\tfield: local_t commit;\toffset:8;\tsize:%zu;\tsigned:1;\n",
 		 sizeof(long));
 	KUNIT_EXPECT_NOT_NULL(test, strstr(s->buffer, want));
@@ -825,7 +826,8 @@ static void rbt_producer_consumer_mode(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rbt_fill_buffer(buffer, n, len, 1000), cap);
 	KUNIT_EXPECT_EQ(test, ring_buffer_entries_cpu(buffer, cpu), (unsigned long)cap);
 	KUNIT_EXPECT_EQ(test, ring_buffer_overrun_cpu(buffer, cpu), 0UL);
-	KUNIT_EXPECT_EQ(test, ring_buffer_dropped_events_cpu(buffer, cpu), (unsigned long)(n - cap));
+	KUNIT_EXPECT_EQ(test, ring_buffer_dropped_events_cpu(buffer, cpu),
+			(unsigned long)(n - cap));
 	KUNIT_EXPECT_EQ(test, ring_buffer_oldest_event_ts(buffer, cpu), 1000ULL);
 
 	/* The oldest events survive, in order, and no read reports a loss. */
@@ -849,6 +851,7 @@ static void rbt_write_api(struct kunit *test)
 {
 	struct trace_buffer *buffer = rbt_alloc(test, RBT_SUBBUFS(4), 0);
 	int cpu = rbt_cpu(test);
+	unsigned long max;
 	struct ring_buffer_event *event;
 	u8 data[64];
 	u64 ts;
@@ -856,8 +859,8 @@ static void rbt_write_api(struct kunit *test)
 	rbt_fill(data, sizeof(data), 42);
 	rbt_set_time(4242);
 	KUNIT_EXPECT_EQ(test, 0, ring_buffer_write(buffer, sizeof(data), data));
-	KUNIT_EXPECT_EQ(test, -EBUSY, ring_buffer_write(buffer,
-				ring_buffer_max_event_size(buffer) + 1, data));
+	max = ring_buffer_max_event_size(buffer);
+	KUNIT_EXPECT_EQ(test, -EBUSY, ring_buffer_write(buffer, max + 1, data));
 	event = ring_buffer_consume(buffer, cpu, &ts, NULL);
 	KUNIT_ASSERT_NOT_NULL(test, event);
 	KUNIT_EXPECT_EQ(test, ts, 4242ULL);
@@ -957,7 +960,8 @@ static void rbt_iterator(struct kunit *test)
 			event = ring_buffer_iter_peek(iter, &ts);
 			KUNIT_ASSERT_NOT_NULL(test, event);
 			KUNIT_EXPECT_EQ(test, rbt_tag(ring_buffer_event_data(event)), i);
-			KUNIT_EXPECT_TRUE(test, rbt_payload_ok(ring_buffer_event_data(event), 48, i));
+			KUNIT_EXPECT_TRUE(test,
+					  rbt_payload_ok(ring_buffer_event_data(event), 48, i));
 			KUNIT_EXPECT_EQ(test, ts, 100ULL + i);
 			ring_buffer_iter_advance(iter);
 		}
@@ -1175,7 +1179,8 @@ static void rbt_subbuf_orders(struct kunit *test)
 		KUNIT_ASSERT_EQ(test, rbt_fill_buffer(buffer, 2, 16, t0 - 10), 2U);
 		KUNIT_ASSERT_EQ(test, 0, ring_buffer_subbuf_order_set(buffer, order));
 		KUNIT_EXPECT_EQ(test, ring_buffer_subbuf_order_get(buffer), order);
-		KUNIT_EXPECT_EQ(test, ring_buffer_subbuf_size_get(buffer), (int)(PAGE_SIZE << order));
+		KUNIT_EXPECT_EQ(test, ring_buffer_subbuf_size_get(buffer),
+				(int)(PAGE_SIZE << order));
 		KUNIT_EXPECT_EQ(test, rbt_capacity(buffer), cap);
 		/* The total size stays what was asked for, in bigger pieces. */
 		KUNIT_EXPECT_GE(test, ring_buffer_size(buffer, cpu), RBT_SUBBUFS(32));
@@ -1690,7 +1695,6 @@ static struct kunit_suite rbt_control_suite = {
 	.test_cases = rbt_control_cases,
 };
 
-
 /* ---- nesting ---- */
 
 /* ring_buffer_nest_start() lets one context write inside its own write. */
@@ -1808,7 +1812,7 @@ static void rbt_interrupt_writers(struct kunit *test)
 	int cpu = rbt_cpu(test);
 	struct ring_buffer_event *event;
 	unsigned long deadline;
-	u64 ts, last = 0;
+	u64 ts, last = 0, spin_until;
 
 	KUNIT_ASSERT_NOT_NULL(test, hard);
 	KUNIT_ASSERT_NOT_NULL(test, soft);
@@ -1823,7 +1827,10 @@ static void rbt_interrupt_writers(struct kunit *test)
 			task++;
 		else
 			task_failed++;
-		udelay(20);
+		/* Spin, not sleep: timers should find the task writing. */
+		spin_until = ktime_get_ns() + 20 * NSEC_PER_USEC;
+		while (ktime_get_ns() < spin_until)
+			cpu_relax();
 	}
 	rbt_irq_stop(hard);
 	rbt_irq_stop(soft);
@@ -1903,7 +1910,8 @@ static void rbt_bench_write(struct kunit *test)
 
 		for (s = 0; s < ARRAY_SIZE(sizes); s++) {
 			/* Batches that fit, so producer/consumer mode never fails. */
-			unsigned long batch = RBT_SUBBUFS(1024) / rbt_event_bytes(sizes[s]) * 9 / 10;
+			unsigned long batch =
+				RBT_SUBBUFS(1024) / rbt_event_bytes(sizes[s]) * 9 / 10;
 			u64 ns = 0, t0;
 
 			for (done = 0; done < n; done += batch) {
@@ -2008,6 +2016,7 @@ static struct kunit_suite rbt_bench_suite = {
 	.init = rbt_init,
 	.test_cases = rbt_bench_cases,
 };
+
 kunit_test_suite(rbt_bench_suite);
 #endif /* CONFIG_RING_BUFFER_KUNIT_BENCH */
 
