@@ -1131,11 +1131,11 @@ static void rbt_resize(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, 0, ring_buffer_resize(buffer, RBT_SUBBUFS(16), RING_BUFFER_ALL_CPUS));
 	KUNIT_EXPECT_EQ(test, ring_buffer_size(buffer, cpu), RBT_SUBBUFS(16));
 	KUNIT_EXPECT_EQ(test, ring_buffer_entries_cpu(buffer, cpu), 2UL * per);
-	KUNIT_EXPECT_EQ(test, rbt_fill_buffer(buffer, 20 * per, 40, 0), 14 * per);
+	KUNIT_EXPECT_EQ(test, rbt_fill_buffer(buffer, 20 * per, 40, 100000), 14 * per);
 	ring_buffer_reset_cpu(buffer, cpu);
 
 	/* Shrink with data in it: the buffer stays readable and in order. */
-	KUNIT_ASSERT_EQ(test, rbt_fill_buffer(buffer, 2 * per, 40, 0), 2 * per);
+	KUNIT_ASSERT_EQ(test, rbt_fill_buffer(buffer, 2 * per, 40, 200000), 2 * per);
 	KUNIT_ASSERT_EQ(test, 0, ring_buffer_resize(buffer, RBT_SUBBUFS(8), RING_BUFFER_ALL_CPUS));
 	KUNIT_EXPECT_EQ(test, ring_buffer_size(buffer, cpu), RBT_SUBBUFS(8));
 	rbt_expect_tags(test, buffer, cpu, 0, 2 * per);
@@ -1227,7 +1227,7 @@ static void rbt_swap_cpu(struct kunit *test)
 	rbt_expect_tags(test, a, cpu, 0, 2);
 
 	/* Different sizes do not swap, and nothing moves. */
-	KUNIT_ASSERT_EQ(test, rbt_fill_buffer(a, 3, 16, 0), 3U);
+	KUNIT_ASSERT_EQ(test, rbt_fill_buffer(a, 3, 16, 1000), 3U);
 	KUNIT_EXPECT_EQ(test, -EINVAL, ring_buffer_swap_cpu(a, c, cpu));
 	KUNIT_EXPECT_EQ(test, ring_buffer_entries_cpu(a, cpu), 3UL);
 	/* Nor does a disabled buffer. */
@@ -1255,10 +1255,10 @@ static void rbt_reset(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 0, rbt_write_at(buffer, 99, 16, 7));
 	rbt_expect_tags(test, buffer, cpu, 7, 1);
 
-	KUNIT_ASSERT_EQ(test, rbt_fill_buffer(buffer, 3, 16, 0), 3U);
+	KUNIT_ASSERT_EQ(test, rbt_fill_buffer(buffer, 3, 16, 1000), 3U);
 	ring_buffer_reset_online_cpus(buffer);
 	KUNIT_EXPECT_TRUE(test, ring_buffer_empty(buffer));
-	KUNIT_ASSERT_EQ(test, rbt_fill_buffer(buffer, 3, 16, 0), 3U);
+	KUNIT_ASSERT_EQ(test, rbt_fill_buffer(buffer, 3, 16, 2000), 3U);
 	ring_buffer_reset(buffer);
 	KUNIT_EXPECT_TRUE(test, ring_buffer_empty(buffer));
 	KUNIT_EXPECT_EQ(test, ring_buffer_entries(buffer), 0UL);
