@@ -24,10 +24,12 @@
 
 #include <kunit/test.h>
 #include <linux/completion.h>
+#include <linux/cpu.h>
 #include <linux/delay.h>
 #include <linux/hrtimer.h>
 #include <linux/kthread.h>
 #include <linux/module.h>
+#include <linux/poll.h>
 #include <linux/ring_buffer.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -212,7 +214,7 @@ struct rbt_page {
 	unsigned int	extends;
 	unsigned int	stamps;
 	bool		end_padding;
-	struct rbt_ev	ev[64];
+	struct rbt_ev	ev[128];	/* 4072-byte events fill order 7 with 128 */
 };
 
 /* Walk one sub-buffer; fail the test on anything the ABI does not allow. */
@@ -729,6 +731,31 @@ static void rbt_event_time_stamp(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ring_buffer_time_stamp(buffer), 31337ULL);
 }
 
+/* ring_buffer_normalize_time_stamp() leaves a time stamp as it is. */
+static void rbt_normalize_time_stamp(struct kunit *test)
+{
+	struct trace_buffer *buffer = rbt_alloc(test, RBT_SUBBUFS(4), 0);
+	int cpu = rbt_cpu(test);
+	const u64 t[] = {
+		0, 1, 1000, (1ULL << RBT_DELTA_BITS) + 1, (1ULL << 59) - 1, 1ULL << 59,
+		U64_MAX,
+	};
+	unsigned int i;
+	u64 ts;
+
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		ts = t[i];
+		ring_buffer_normalize_time_stamp(buffer, cpu, &ts);
+		KUNIT_EXPECT_EQ_MSG(test, ts, t[i], "time stamp %u", i);
+	}
+	/* And one that a reader got from the buffer. */
+	KUNIT_ASSERT_EQ(test, 0, rbt_write_at(buffer, 123456789, 8, 1));
+	KUNIT_ASSERT_NOT_NULL(test, ring_buffer_peek(buffer, cpu, &ts, NULL));
+	KUNIT_ASSERT_EQ(test, ts, 123456789ULL);
+	ring_buffer_normalize_time_stamp(buffer, cpu, &ts);
+	KUNIT_EXPECT_EQ(test, ts, 123456789ULL);
+}
+
 static struct kunit_case rbt_time_cases[] = {
 	KUNIT_CASE(rbt_deltas),
 	KUNIT_CASE(rbt_reader_time_stamps),
@@ -736,6 +763,7 @@ static struct kunit_case rbt_time_cases[] = {
 	KUNIT_CASE(rbt_absolute_mode),
 	KUNIT_CASE(rbt_absolute_mode_largest),
 	KUNIT_CASE(rbt_event_time_stamp),
+	KUNIT_CASE(rbt_normalize_time_stamp),
 	{}
 };
 
@@ -1209,6 +1237,86 @@ static void rbt_subbuf_orders(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, 0, ring_buffer_subbuf_order_set(buffer, 0));
 }
 
+/*
+ * Sub-buffer orders 4..7 (64 KiB to 512 KiB) with data, at the least number
+ * of sub-buffers (two per CPU: 1.5 MiB per CPU at order 7 with the reader
+ * page). Events fill each sub-buffer to its end, across its pages; the first
+ * sub-buffer is read with ring_buffer_read_page(), the second consumed.
+ */
+static void rbt_subbuf_orders_large(struct kunit *test)
+{
+	struct trace_buffer *buffer = rbt_alloc(test, RBT_SUBBUFS(2), 0);
+	int cpu = rbt_cpu(test);
+	struct rbt_reader *r = rbt_reader(test, buffer, cpu);
+	struct rbt_page *pg = kunit_kzalloc(test, sizeof(*pg), GFP_KERNEL);
+	struct ring_buffer_event *event;
+	int order, err;
+	u64 ts;
+
+	KUNIT_ASSERT_NOT_NULL(test, pg);
+	for (order = 4; order <= 7; order++) {
+		unsigned int cap = (PAGE_SIZE << order) - RBT_HDR, len, bytes, per, i;
+		u64 t0 = 1000000ULL * order;
+
+		KUNIT_ASSERT_EQ(test, rbt_fill_buffer(buffer, 2, 16, t0 - 10), 2U);
+		err = ring_buffer_subbuf_order_set(buffer, order);
+		KUNIT_ASSERT_EQ_MSG(test, err, 0,
+				    "order %d: could not get two %lu KiB sub-buffers per CPU",
+				    order, (PAGE_SIZE << order) / 1024);
+		KUNIT_EXPECT_EQ(test, ring_buffer_subbuf_order_get(buffer), order);
+		KUNIT_EXPECT_EQ(test, ring_buffer_subbuf_size_get(buffer),
+				(int)(PAGE_SIZE << order));
+		KUNIT_EXPECT_EQ(test, rbt_capacity(buffer), cap);
+		KUNIT_EXPECT_EQ(test, ring_buffer_size(buffer, cpu), 2UL * cap);
+		KUNIT_EXPECT_TRUE(test, ring_buffer_empty_cpu(buffer, cpu));
+		ring_buffer_reset_cpu(buffer, cpu);
+
+		/* Both sub-buffers fill up; the event after them is dropped. */
+		len = min_t(unsigned int, cap / 3, ring_buffer_max_event_size(buffer));
+		bytes = rbt_event_bytes(len);
+		per = cap / bytes;
+		KUNIT_ASSERT_LE(test, per, (unsigned int)ARRAY_SIZE(pg->ev));
+		KUNIT_ASSERT_EQ(test, rbt_fill_buffer(buffer, 2 * per + 1, len, t0), 2 * per);
+		KUNIT_EXPECT_EQ(test, ring_buffer_entries_cpu(buffer, cpu), 2UL * per);
+		KUNIT_EXPECT_EQ(test, ring_buffer_dropped_events_cpu(buffer, cpu), 1UL);
+
+		KUNIT_ASSERT_EQ(test, 0, rbt_read_page(test, r, 1, pg));
+		KUNIT_EXPECT_EQ(test, ring_buffer_read_page_size(r->rpage), PAGE_SIZE << order);
+		KUNIT_EXPECT_EQ(test, pg->time_stamp, t0);
+		KUNIT_EXPECT_EQ(test, pg->commit & ~RBT_LEN_MASK, 0UL);
+		KUNIT_ASSERT_EQ_MSG(test, pg->nr, per, "order %d", order);
+		KUNIT_EXPECT_EQ(test, pg->len, per * bytes);
+		for (i = 0; i < per; i++) {
+			KUNIT_EXPECT_EQ_MSG(test, pg->ev[i].offset, i * bytes,
+					    "order %d event %u", order, i);
+			KUNIT_EXPECT_EQ_MSG(test, pg->ev[i].ts, t0 + i,
+					    "order %d event %u", order, i);
+			KUNIT_EXPECT_TRUE_MSG(test, rbt_payload_ok(pg->ev[i].data, len, i),
+					      "order %d event %u", order, i);
+		}
+
+		for (i = per; i < 2 * per; i++) {
+			event = ring_buffer_consume(buffer, cpu, &ts, NULL);
+			KUNIT_ASSERT_NOT_NULL_MSG(test, event, "order %d event %u", order, i);
+			KUNIT_EXPECT_EQ_MSG(test, ts, t0 + i, "order %d event %u", order, i);
+			KUNIT_EXPECT_EQ(test, ring_buffer_event_length(event), rbt_event_room(len));
+			KUNIT_EXPECT_TRUE_MSG(test,
+					      rbt_payload_ok(ring_buffer_event_data(event), len, i),
+					      "order %d event %u", order, i);
+		}
+		KUNIT_EXPECT_NULL(test, ring_buffer_consume(buffer, cpu, NULL, NULL));
+		KUNIT_EXPECT_TRUE(test, ring_buffer_empty_cpu(buffer, cpu));
+		ring_buffer_reset(buffer);
+	}
+	/* Back to order 0: the size is kept, in small pieces. */
+	KUNIT_ASSERT_EQ(test, 0, ring_buffer_subbuf_order_set(buffer, 0));
+	KUNIT_EXPECT_GE(test, ring_buffer_size(buffer, cpu), 2 * ((PAGE_SIZE << 7) - RBT_HDR));
+	KUNIT_EXPECT_LT(test, ring_buffer_size(buffer, cpu),
+			2 * ((PAGE_SIZE << 7) - RBT_HDR) + RBT_SUBBUFS(1));
+	KUNIT_ASSERT_EQ(test, 0, rbt_write_at(buffer, 5, 16, 5));
+	rbt_expect_tags(test, buffer, cpu, 5, 1);
+}
+
 static void rbt_swap_cpu(struct kunit *test)
 {
 	struct trace_buffer *a = rbt_alloc(test, RBT_SUBBUFS(4), 0);
@@ -1450,10 +1558,60 @@ static void rbt_wake_waiters(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, ring_buffer_empty(buffer));
 }
 
+/*
+ * ring_buffer_poll_wait() with no poll table (poll_wait() does nothing then):
+ * the readiness it reports. full == 0 wants any data; full == 50 wants half
+ * the sub-buffers, counted as rbt_wait_watermark() does. A reader of all CPUs
+ * waits for any data, whatever full says.
+ */
+static void rbt_poll_wait(struct kunit *test)
+{
+	struct trace_buffer *buffer = rbt_alloc(test, RBT_SUBBUFS(8), 0);
+	const __poll_t none = 0, ready = EPOLLIN | EPOLLRDNORM;
+	const int all = RING_BUFFER_ALL_CPUS;
+	int cpu = rbt_cpu(test);
+	size_t need = DIV_ROUND_UP(50 * 8, 100) - 1;
+	unsigned int i = 0;
+
+	KUNIT_EXPECT_EQ(test, ring_buffer_poll_wait(buffer, cpu, NULL, NULL, 0), none);
+	KUNIT_EXPECT_EQ(test, ring_buffer_poll_wait(buffer, cpu, NULL, NULL, 50), none);
+	KUNIT_EXPECT_EQ(test, ring_buffer_poll_wait(buffer, all, NULL, NULL, 0), none);
+	KUNIT_EXPECT_EQ(test, ring_buffer_poll_wait(buffer, all, NULL, NULL, 50), none);
+
+	KUNIT_ASSERT_EQ(test, 0, rbt_write(buffer, 100, i));
+	KUNIT_EXPECT_EQ(test, ring_buffer_poll_wait(buffer, cpu, NULL, NULL, 0), ready);
+	KUNIT_EXPECT_EQ(test, ring_buffer_poll_wait(buffer, cpu, NULL, NULL, 50), none);
+	KUNIT_EXPECT_EQ(test, ring_buffer_poll_wait(buffer, all, NULL, NULL, 0), ready);
+	KUNIT_EXPECT_EQ(test, ring_buffer_poll_wait(buffer, all, NULL, NULL, 50), ready);
+
+	/* One sub-buffer short of the watermark, then at it. */
+	while (ring_buffer_nr_dirty_pages(buffer, cpu) < need - 1)
+		KUNIT_ASSERT_EQ(test, 0, rbt_write(buffer, 100, ++i));
+	KUNIT_ASSERT_EQ(test, 0, rbt_write(buffer, 100, ++i));
+	KUNIT_EXPECT_EQ(test, ring_buffer_poll_wait(buffer, cpu, NULL, NULL, 50), none);
+	while (ring_buffer_nr_dirty_pages(buffer, cpu) < need)
+		KUNIT_ASSERT_EQ(test, 0, rbt_write(buffer, 100, ++i));
+	KUNIT_EXPECT_EQ(test, ring_buffer_poll_wait(buffer, cpu, NULL, NULL, 50), ready);
+	KUNIT_EXPECT_EQ(test, ring_buffer_poll_wait(buffer, cpu, NULL, NULL, 0), ready);
+	KUNIT_EXPECT_EQ(test, ring_buffer_poll_wait(buffer, all, NULL, NULL, 50), ready);
+
+	/* Read empty, nothing is ready again. */
+	rbt_expect_tags(test, buffer, cpu, 0, i + 1);
+	KUNIT_EXPECT_EQ(test, ring_buffer_poll_wait(buffer, cpu, NULL, NULL, 0), none);
+	KUNIT_EXPECT_EQ(test, ring_buffer_poll_wait(buffer, cpu, NULL, NULL, 50), none);
+	KUNIT_EXPECT_EQ(test, ring_buffer_poll_wait(buffer, all, NULL, NULL, 0), none);
+	KUNIT_EXPECT_EQ(test, ring_buffer_poll_wait(buffer, all, NULL, NULL, 50), none);
+
+	/* A CPU the buffer has no per-CPU buffer for. */
+	KUNIT_EXPECT_EQ(test, ring_buffer_poll_wait(buffer, nr_cpu_ids, NULL, NULL, 0),
+			EPOLLERR);
+}
+
 static struct kunit_case rbt_wait_cases[] = {
 	KUNIT_CASE(rbt_wait_any),
 	KUNIT_CASE(rbt_wait_watermark),
 	KUNIT_CASE(rbt_wake_waiters),
+	KUNIT_CASE(rbt_poll_wait),
 	{}
 };
 
@@ -1681,13 +1839,98 @@ static void rbt_bad_input(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ring_buffer_entries_cpu(buffer, nr_cpu_ids), 0UL);
 }
 
+/* Brings the CPU back whatever the test found. */
+static void rbt_cpu_up_action(void *arg)
+{
+	unsigned int cpu = (uintptr_t)arg;
+
+	if (!cpu_online(cpu))
+		WARN(add_cpu(cpu), "ring_buffer_kunit: CPU %u stays offline\n", cpu);
+}
+
+/*
+ * A CPU that comes online after the buffer was allocated gets a per-CPU
+ * buffer of the size the others have (the one asked for, or the one they
+ * were resized to), and what is written on it lands there. Needs CPU
+ * hotplug and a CPU 1 to take offline: the x86_64 guests have both, UML
+ * has neither.
+ */
+static void rbt_cpu_hotplug(struct kunit *test)
+{
+	const unsigned int hp = 1;
+	struct trace_buffer *asked, *resized;
+	unsigned int per, i;
+	int home = rbt_cpu(test), err;
+	u64 ts;
+
+	if (!IS_ENABLED(CONFIG_HOTPLUG_CPU))
+		kunit_skip(test, "needs CONFIG_HOTPLUG_CPU");
+	if (!cpu_online(hp))
+		kunit_skip(test, "needs CPU %u online (%u possible, %u online)", hp,
+			   num_possible_cpus(), num_online_cpus());
+	/* Stay off the CPU that goes away. */
+	if (home == hp) {
+		home = cpumask_any_but(cpu_online_mask, hp);
+		KUNIT_ASSERT_LT(test, (unsigned int)home, nr_cpu_ids);
+		KUNIT_ASSERT_EQ(test, 0, set_cpus_allowed_ptr(current, cpumask_of(home)));
+	}
+
+	err = remove_cpu(hp);
+	KUNIT_ASSERT_EQ_MSG(test, err, 0, "remove_cpu(%u)", hp);
+	err = kunit_add_action_or_reset(test, rbt_cpu_up_action, (void *)(uintptr_t)hp);
+	KUNIT_ASSERT_EQ(test, err, 0);
+	KUNIT_ASSERT_FALSE(test, cpu_online(hp));
+
+	asked = rbt_alloc(test, RBT_SUBBUFS(6), 0);
+	resized = rbt_alloc(test, RBT_SUBBUFS(6), 0);
+	KUNIT_ASSERT_EQ(test, 0, ring_buffer_resize(resized, RBT_SUBBUFS(10),
+						    RING_BUFFER_ALL_CPUS));
+	KUNIT_ASSERT_EQ(test, ring_buffer_size(resized, home), RBT_SUBBUFS(10));
+
+	err = add_cpu(hp);
+	KUNIT_ASSERT_EQ_MSG(test, err, 0, "add_cpu(%u)", hp);
+	KUNIT_ASSERT_TRUE(test, cpu_online(hp));
+	KUNIT_EXPECT_EQ(test, ring_buffer_size(asked, hp), RBT_SUBBUFS(6));
+	KUNIT_EXPECT_EQ(test, ring_buffer_size(asked, home), RBT_SUBBUFS(6));
+	KUNIT_EXPECT_EQ(test, ring_buffer_size(resized, hp), RBT_SUBBUFS(10));
+	KUNIT_EXPECT_TRUE(test, ring_buffer_empty(asked));
+	KUNIT_EXPECT_TRUE(test, ring_buffer_empty(resized));
+
+	/* Written on the new CPU: a few events, then until the buffer is full. */
+	KUNIT_ASSERT_EQ(test, 0, set_cpus_allowed_ptr(current, cpumask_of(hp)));
+	KUNIT_ASSERT_EQ(test, (unsigned int)raw_smp_processor_id(), hp);
+	KUNIT_ASSERT_EQ(test, rbt_fill_buffer(asked, 5, 16, 500), 5U);
+	per = rbt_capacity(resized) / rbt_event_bytes(40);
+	KUNIT_EXPECT_EQ(test, rbt_fill_buffer(resized, 11 * per, 40, 1000), 10 * per);
+	KUNIT_ASSERT_EQ(test, 0, set_cpus_allowed_ptr(current, cpumask_of(home)));
+
+	KUNIT_EXPECT_EQ(test, ring_buffer_entries_cpu(asked, hp), 5UL);
+	KUNIT_EXPECT_EQ(test, ring_buffer_entries_cpu(asked, home), 0UL);
+	KUNIT_EXPECT_EQ(test, ring_buffer_entries_cpu(resized, hp), 10UL * per);
+	KUNIT_EXPECT_EQ(test, ring_buffer_entries_cpu(resized, home), 0UL);
+	KUNIT_ASSERT_NOT_NULL(test, ring_buffer_peek(asked, hp, &ts, NULL));
+	KUNIT_EXPECT_EQ(test, ts, 500ULL);
+	rbt_expect_tags(test, asked, hp, 0, 5);
+	KUNIT_EXPECT_NULL(test, ring_buffer_consume(asked, home, NULL, NULL));
+	for (i = 0; i < 10 * per; i++) {
+		struct ring_buffer_event *event = ring_buffer_consume(resized, hp, &ts, NULL);
+
+		KUNIT_ASSERT_NOT_NULL_MSG(test, event, "event %u", i);
+		KUNIT_EXPECT_EQ(test, rbt_tag(ring_buffer_event_data(event)), i);
+		KUNIT_EXPECT_EQ(test, ts, 1000ULL + i);
+	}
+	KUNIT_EXPECT_TRUE(test, ring_buffer_empty(resized));
+}
+
 static struct kunit_case rbt_control_cases[] = {
 	KUNIT_CASE(rbt_resize),
 	KUNIT_CASE(rbt_subbuf_orders),
+	KUNIT_CASE(rbt_subbuf_orders_large),
 	KUNIT_CASE(rbt_swap_cpu),
 	KUNIT_CASE(rbt_reset),
 	KUNIT_CASE(rbt_record_control),
 	KUNIT_CASE(rbt_bad_input),
+	KUNIT_CASE(rbt_cpu_hotplug),
 	{}
 };
 
