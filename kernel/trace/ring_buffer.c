@@ -1,0 +1,911 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Ring buffer: the write path and the ring itself.
+ *
+ * What this file relies on (Documentation/trace/ring-buffer-design.rst):
+ *
+ *  - Writers on one CPU nest strictly: a writer that interrupts another,
+ *    NMIs included, finishes before the interrupted one continues. So
+ *    between the writers of one CPU, barrier() is enough, and a cmpxchg on
+ *    the write word fails only because a nested writer made progress.
+ *  - Only the outermost writer of a CPU publishes (moves the commit point),
+ *    so the commit point never moves while any writer is open (R5).
+ *  - The head word changes only by cmpxchg of the whole word, one slot at a
+ *    time, by the reader taking the head or by a writer evicting it (R3).
+ *
+ * What it maintains: R1-R5 of the design document, and the counters that
+ * ring_buffer_control.c reports.
+ */
+
+#include <linux/ring_buffer.h>
+#include <linux/trace_clock.h>
+#include <linux/hardirq.h>
+#include <linux/irq_work.h>
+#include <linux/preempt.h>
+#include <linux/printk.h>
+#include <linux/slab.h>
+#include <kunit/visibility.h>
+
+#include "ring_buffer_internal.h"
+
+/* Each pass fails only because someone else made progress. */
+#define RB_RESERVE_TRIES	16
+#define RB_COMMIT_TRIES		4
+#define RB_SWAP_TRIES		8
+
+/* The recursion guard gives each nesting level five bits. */
+#define RB_CTX_BITS		5
+#define RB_CTX_NORMAL		4
+
+/**
+ * rb_event_bytes - bytes an event of @len payload bytes takes on a sub-buffer
+ * @len: payload length
+ *
+ * Payloads above RB_SMALL_MAX bytes (all of them where 8-byte alignment is
+ * forced) carry their length in array[0]. A 12-byte event becomes 16 so
+ * that it can always be rewritten as an 8-byte time record plus the
+ * smallest padding event.
+ */
+unsigned int rb_event_bytes(unsigned int len)
+{
+	unsigned int bytes;
+
+	len = max(len, 1U);
+	if (RB_FORCE_8 || len > RB_SMALL_MAX)
+		return ALIGN(len + 2 * RB_EVENT_HDR, RB_ARCH_ALIGN);
+	bytes = ALIGN(len + RB_EVENT_HDR, 4);
+	return bytes == 12 ? 16 : bytes;
+}
+
+static void rb_put_data_header(struct ring_buffer_event *e, unsigned int len,
+			       unsigned int bytes, u32 delta)
+{
+	e->time_delta = delta;
+	if (RB_FORCE_8 || len > RB_SMALL_MAX) {
+		e->type_len = 0;
+		e->array[0] = bytes - RB_EVENT_HDR;
+	} else {
+		e->type_len = (bytes - RB_EVENT_HDR) / 4;
+	}
+}
+
+static void rb_put_time(struct ring_buffer_event *e, unsigned int type, u64 val)
+{
+	e->type_len = type;
+	e->time_delta = val & RB_DELTA_MASK;
+	e->array[0] = (val & RB_STAMP_MASK) >> RB_DELTA_BITS;
+}
+
+/* ---- recursion guard ---- */
+
+/*
+ * One bit per context (normal, softirq, irq, NMI) and one "transition" bit
+ * (bit 0) for an interrupt that arrives before preempt_count says so. A
+ * nested writer that runs between our read and write of ctx leaves it as
+ * it found it, so a plain read-modify-write is safe.
+ */
+static __always_inline bool rb_recursion_lock(struct rb_cpu_buffer *cpu)
+{
+	unsigned int bit = RB_CTX_NORMAL - interrupt_context_level() + cpu->ctx_shift;
+	unsigned long val = cpu->ctx;
+
+	if (unlikely(val & (1UL << bit))) {
+		bit = cpu->ctx_shift;
+		if (val & (1UL << bit))
+			return true;
+	}
+	cpu->ctx = val | (1UL << bit);
+	return false;
+}
+
+static __always_inline void rb_recursion_unlock(struct rb_cpu_buffer *cpu)
+{
+	cpu->ctx &= cpu->ctx - (1UL << cpu->ctx_shift);
+}
+
+/**
+ * ring_buffer_nest_start - allow a write from inside another write
+ * @buffer: the ring buffer
+ *
+ * The recursion guard refuses a second write from the same context. A
+ * caller that must write while its own reservation is open (trace_printk
+ * from inside an event) brackets that write with ring_buffer_nest_start()
+ * and ring_buffer_nest_end(); it behaves like a write from an interrupt.
+ * Preemption stays disabled until ring_buffer_nest_end().
+ */
+void ring_buffer_nest_start(struct trace_buffer *buffer)
+{
+	int cpu;
+
+	preempt_disable_notrace();
+	cpu = raw_smp_processor_id();
+	if (cpumask_test_cpu(cpu, buffer->cpumask))
+		buffer->cpus[cpu]->ctx_shift += RB_CTX_BITS;
+}
+
+/**
+ * ring_buffer_nest_end - end a section opened by ring_buffer_nest_start()
+ * @buffer: the ring buffer
+ */
+void ring_buffer_nest_end(struct trace_buffer *buffer)
+{
+	int cpu = raw_smp_processor_id();
+
+	if (cpumask_test_cpu(cpu, buffer->cpumask))
+		buffer->cpus[cpu]->ctx_shift -= RB_CTX_BITS;
+	preempt_enable_notrace();
+}
+
+/* ---- the ring, shared with the reader ---- */
+
+static unsigned int rb_vpos_prev(struct rb_cpu_buffer *cpu, unsigned int vpos)
+{
+	return vpos ? vpos - 1 : 2 * cpu->nr - 1;
+}
+
+/*
+ * Evict the head sub-buffer X so that the tail can enter it (R3). Its events
+ * are all committed (the caller checked that the commit point is past the
+ * head), so X->entries is final. Returns false if the reader or a nested
+ * writer changed the head first; the caller starts a new pass.
+ */
+static bool rb_evict_head(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu, u64 h)
+{
+	unsigned int hv = rb_h_vpos(h);
+	u32 x = READ_ONCE(cpu->slots[hv % cpu->nr]);
+	struct rb_subbuf *sb = &cpu->subbufs[x];
+	long n = local_read(&sb->entries);
+
+	/* Settle the slot behind the head: it stops being "behind" (R1). */
+	WRITE_ONCE(cpu->slots[rb_vpos_prev(cpu, hv) % cpu->nr], rb_h_behind(h));
+	if (atomic64_cmpxchg(&cpu->head, h, rb_hword(rb_vpos_next(cpu, hv), x)) != h)
+		return false;
+	rb_test_point(cpu, RB_TP_EVICT_WON);
+	local_add(n, &cpu->overrun);
+	local_sub(n, &sb->entries);
+	local_sub(rb_capacity(buffer), &cpu->entries_bytes);
+	local_inc(&cpu->evicted);
+	return true;
+}
+
+/*
+ * The event does not fit in the tail sub-buffer: close it and enter the
+ * next one. Returns false if the write must fail; true to start a new pass,
+ * whoever made the move.
+ */
+static bool rb_move_tail(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu, u64 w)
+{
+	unsigned int next = rb_vpos_next(cpu, rb_w_vpos(w));
+	u64 h = atomic64_read_acquire(&cpu->head);
+	unsigned int hv = rb_h_vpos(h), dc;
+	unsigned int cap = rb_capacity(buffer);
+	struct rb_subbuf *sb;
+	u32 id;
+
+	if (rb_vpos_dist(cpu, hv, next) == cpu->nr) {
+		/* The next slot is the head: the ring is full. */
+		if (!(READ_ONCE(buffer->flags) & RB_FL_OVERWRITE)) {
+			local_inc(&cpu->dropped_events);
+			return false;
+		}
+		/* Nested writers went round to an event still being written. */
+		dc = rb_vpos_dist(cpu, hv, cpu->commit_vpos);
+		if (dc == 0 || dc >= cpu->nr) {
+			local_inc(&cpu->commit_overrun);
+			return false;
+		}
+		rb_evict_head(buffer, cpu, h);
+		return true;
+	}
+
+	id = rb_slot_id(cpu, next);
+	rb_test_point(cpu, RB_TP_MOVE_DECIDED);
+	sb = &cpu->subbufs[id];
+	WRITE_ONCE(sb->gen, sb->gen + 1);
+	smp_wmb();	/* M5: iterators see gen change before the data does */
+	if (local64_cmpxchg(&cpu->write, w, rb_wword(next, id, 0)) != w)
+		return true;
+	rb_test_point(cpu, RB_TP_MOVE_CLOSED);
+	sb = &cpu->subbufs[rb_w_id(w)];
+	sb->data_end = rb_w_off(w);
+	sb->tail_bytes = cap - rb_w_off(w);
+	local_add(sb->tail_bytes, &cpu->entries_bytes);
+	local_inc(&cpu->entered);
+	return true;
+}
+
+/*
+ * Publish everything reserved up to the write word @w: walk the commit
+ * point to @w's sub-buffer, closing the ones passed and giving each one
+ * entered its events_before count. Only the outermost writer calls this,
+ * when every other writer of the CPU has finished (R5).
+ */
+void rb_publish(struct rb_cpu_buffer *cpu, u64 w)
+{
+	unsigned int c = cpu->commit_vpos, t = rb_w_vpos(w);
+	u32 id = cpu->commit_id;
+
+	while (c != t) {
+		struct rb_subbuf *sb = &cpu->subbufs[id];
+		unsigned long before = sb->events_before + local_read(&sb->entries);
+
+		smp_wmb();	/* M1: event bytes before the commit word */
+		local_set(&sb->page->commit, sb->data_end);
+		c = rb_vpos_next(cpu, c);
+		id = c == t ? rb_w_id(w) : rb_slot_id(cpu, c);
+		cpu->subbufs[id].events_before = before;
+	}
+	smp_wmb();	/* M1 */
+	local_set(&cpu->subbufs[id].page->commit, rb_w_off(w));
+	cpu->commit_vpos = c;
+	smp_store_release(&cpu->commit_id, id);	/* M2 */
+}
+
+/**
+ * rb_dirty - sub-buffers the writer has filled and nobody has taken
+ * @cpu: the per-CPU buffer
+ *
+ * May be momentarily one low while the reader holds the tail sub-buffer.
+ */
+unsigned long rb_dirty(struct rb_cpu_buffer *cpu)
+{
+	long d = local_read(&cpu->entered) - local_read(&cpu->evicted) -
+		 (long)READ_ONCE(cpu->taken);
+
+	return d > 0 ? d : 0;
+}
+
+/**
+ * rb_watermark_hit - would a waiter for @full percent wake up now?
+ * @cpu: the per-CPU buffer
+ * @full: 0 for any data, else the percentage of dirty sub-buffers
+ */
+bool rb_watermark_hit(struct rb_cpu_buffer *cpu, int full)
+{
+	u32 commit = smp_load_acquire(&cpu->commit_id);	/* M2 */
+	u32 reader = READ_ONCE(cpu->reader_id);
+	u64 h;
+
+	if (!full) {
+		if (READ_ONCE(cpu->read_pos) < rb_page_len(cpu->subbufs[reader].page))
+			return true;
+		if (commit == reader)
+			return false;
+		/* Sub-buffers before the commit one are closed, never empty. */
+		h = atomic64_read(&cpu->head);
+		return READ_ONCE(cpu->slots[rb_h_vpos(h) % cpu->nr]) != commit ||
+		       rb_page_len(cpu->subbufs[commit].page);
+	}
+	if (commit == reader)
+		return false;
+	return (rb_dirty(cpu) + 1) * 100 >= (unsigned long)full * cpu->nr;
+}
+
+static void rb_wake(struct rb_waiters *w)
+{
+	WRITE_ONCE(w->pending, false);
+	irq_work_queue(&w->work);
+}
+
+/* After publishing: wake whoever waits and is now satisfied (M7). */
+static void rb_wake_check(struct rb_cpu_buffer *cpu)
+{
+	struct rb_waiters *bw = &cpu->buffer->waiters;
+
+	if (unlikely(READ_ONCE(bw->pending)))
+		rb_wake(bw);
+	if (unlikely(READ_ONCE(cpu->waiters.pending)))
+		rb_wake(&cpu->waiters);
+	if (unlikely(READ_ONCE(cpu->waiters.full_pending)) &&
+	    rb_watermark_hit(cpu, READ_ONCE(cpu->waiters.full_min))) {
+		WRITE_ONCE(cpu->waiters.full_pending, false);
+		irq_work_queue(&cpu->waiters.work);
+	}
+}
+
+/**
+ * rb_reset_cpu_ring - put a per-CPU buffer in its canonical, empty state
+ * @cpu: the per-CPU buffer, with nr, slots and subbufs allocated
+ *
+ * Reader id 0, slots[i] = i + 1, head and tail at slot 0, every page
+ * header and every counter zeroed. Callers quiesce the CPU first.
+ */
+void rb_reset_cpu_ring(struct rb_cpu_buffer *cpu)
+{
+	unsigned int i;
+
+	for (i = 0; i <= cpu->nr; i++) {
+		struct rb_subbuf *sb = &cpu->subbufs[i];
+
+		sb->page->time_stamp = 0;
+		local_set(&sb->page->commit, 0);
+		local_set(&sb->entries, 0);
+		sb->data_end = 0;
+		sb->tail_bytes = 0;
+		sb->events_before = 0;
+		sb->gen++;
+	}
+	for (i = 0; i < cpu->nr; i++)
+		cpu->slots[i] = i + 1;
+	cpu->reader_id = 0;
+	atomic64_set(&cpu->head, rb_hword(0, cpu->nr));
+	local64_set(&cpu->write, rb_wword(0, 1, 0));
+	cpu->commit_vpos = 0;
+	cpu->commit_id = 1;
+	cpu->last_ts = 0;
+	cpu->last_end = 0;
+	local_set(&cpu->entries, 0);
+	local_set(&cpu->overrun, 0);
+	local_set(&cpu->commit_overrun, 0);
+	local_set(&cpu->dropped_events, 0);
+	local_set(&cpu->entries_bytes, 0);
+	local_set(&cpu->entered, 0);
+	local_set(&cpu->evicted, 0);
+	cpu->read_pos = 0;
+	cpu->read_stamp = 0;
+	cpu->seen = 0;
+	cpu->lost_events = 0;
+	cpu->reads++;
+	cpu->read = 0;
+	cpu->read_bytes = 0;
+	cpu->taken = 0;
+}
+
+/* ---- the reader's side of the ring (caller holds reader_lock) ---- */
+
+/*
+ * Take the head sub-buffer in exchange for the reader's (R2, R3). Returns 1
+ * when taken, 0 when the head holds nothing yet, -EAGAIN when a writer moved
+ * the head first.
+ */
+static int rb_swap_head(struct rb_cpu_buffer *cpu)
+{
+	u64 h = atomic64_read_acquire(&cpu->head);
+	unsigned int hv = rb_h_vpos(h);
+	u32 x = READ_ONCE(cpu->slots[hv % cpu->nr]);
+	struct rb_subbuf *xs = &cpu->subbufs[x];
+
+	/* M2: a commit point past X means X's data and length are final. */
+	if (x == smp_load_acquire(&cpu->commit_id) && !rb_page_len(xs->page))
+		return 0;
+	WRITE_ONCE(cpu->slots[rb_vpos_prev(cpu, hv) % cpu->nr], rb_h_behind(h));
+	rb_test_point(cpu, RB_TP_SWAP_READ);
+	if (atomic64_cmpxchg(&cpu->head, h, rb_hword(rb_vpos_next(cpu, hv),
+						     cpu->reader_id)) != h)
+		return -EAGAIN;
+	rb_test_point(cpu, RB_TP_SWAP_WON);
+	WRITE_ONCE(cpu->slots[hv % cpu->nr], cpu->reader_id);
+	cpu->reader_id = x;
+	cpu->lost_events += xs->events_before - cpu->seen;
+	cpu->read_pos = 0;
+	cpu->read_stamp = xs->page->time_stamp;
+	cpu->reads++;
+	WRITE_ONCE(cpu->taken, cpu->taken + 1);
+	return 1;
+}
+
+/*
+ * The reader is done with its sub-buffer, which the writer has left: settle
+ * its books so that a later swap computes the loss in between. Repeating
+ * this is harmless.
+ */
+static void rb_close_reader_page(struct rb_cpu_buffer *cpu)
+{
+	struct rb_subbuf *rsb = &cpu->subbufs[cpu->reader_id];
+
+	cpu->seen = rsb->events_before + local_read(&rsb->entries);
+	rsb->events_before = cpu->seen;
+	local_set(&rsb->entries, 0);
+	cpu->read_bytes += rsb->tail_bytes;
+	rsb->tail_bytes = 0;
+	rsb->data_end = 0;
+	local_set(&rsb->page->commit, 0);
+	cpu->read_pos = 0;
+}
+
+/**
+ * rb_reader_page - make sure the reader's sub-buffer has unread data
+ * @cpu: the per-CPU buffer; the caller holds its reader_lock
+ *
+ * Return: true if committed bytes wait at cpu->read_pos on the reader's
+ * sub-buffer, taking the head sub-buffer when the current one is used up.
+ */
+bool rb_reader_page(struct rb_cpu_buffer *cpu)
+{
+	int tries, ret;
+
+	for (tries = 0; tries < RB_SWAP_TRIES; tries++) {
+		/* commit_id first: once it has moved on, the length is final. */
+		bool closed = smp_load_acquire(&cpu->commit_id) != cpu->reader_id;
+		struct rb_page *page = cpu->subbufs[cpu->reader_id].page;
+
+		if (cpu->read_pos < rb_page_len(page))
+			return true;
+		if (!closed)
+			return false;
+		rb_close_reader_page(cpu);
+		ret = rb_swap_head(cpu);
+		if (!ret)
+			return false;
+	}
+	return false;
+}
+
+/* ---- the write path ---- */
+
+static unsigned long rb_max_payload(struct trace_buffer *buffer)
+{
+	return buffer->time_stamp_abs ? buffer->max_data_size - RB_LEN_TIME :
+					buffer->max_data_size;
+}
+
+/**
+ * ring_buffer_max_event_size - the largest payload a reservation accepts
+ * @buffer: the ring buffer
+ */
+unsigned long ring_buffer_max_event_size(struct trace_buffer *buffer)
+{
+	return rb_max_payload(buffer);
+}
+EXPORT_SYMBOL_GPL(ring_buffer_max_event_size);
+
+static bool rb_nmi_refused(void)
+{
+	return (IS_ENABLED(CONFIG_GENERIC_ATOMIC64) ||
+		!IS_ENABLED(CONFIG_ARCH_HAVE_NMI_SAFE_CMPXCHG)) && in_nmi();
+}
+
+/*
+ * Open a writer on this CPU: every check that can refuse the write happens
+ * here, before anything changes. On success preemption stays disabled and
+ * the writer pins the commit point until rb_end_write().
+ */
+static __always_inline struct rb_cpu_buffer *
+rb_begin_write(struct trace_buffer *buffer, unsigned long len)
+{
+	struct rb_cpu_buffer *cpu;
+	int id;
+
+	preempt_disable_notrace();
+	if (unlikely(atomic_read(&buffer->record_disabled)))
+		goto out;
+	id = raw_smp_processor_id();
+	if (unlikely(!cpumask_test_cpu(id, buffer->cpumask)))
+		goto out;
+	cpu = buffer->cpus[id];
+	if (unlikely(atomic_read(&cpu->record_disabled)))
+		goto out;
+	if (unlikely(len > rb_max_payload(buffer) || rb_nmi_refused()))
+		goto out;
+	if (unlikely(local_read(&cpu->committing) >= RB_MAX_OPEN))
+		goto out;
+	if (unlikely(rb_recursion_lock(cpu)))
+		goto out;
+	local_inc(&cpu->committing);
+	barrier();
+	return cpu;
+out:
+	preempt_enable_notrace();
+	return NULL;
+}
+
+#ifdef CONFIG_RING_BUFFER_VALIDATE_TIME_DELTAS
+/*
+ * Re-walk the tail sub-buffer just published, the way readers will: times
+ * must not go back, and the last event must carry the stamp record's time,
+ * since the next delta is taken from it. Costly; a debug option.
+ */
+static void rb_validate_tail(struct rb_cpu_buffer *cpu, u64 w)
+{
+	struct rb_page *page = cpu->subbufs[rb_w_id(w)].page;
+	unsigned int off = 0, len = rb_w_off(w), size;
+	u64 ts = page->time_stamp, last = ts;
+	struct ring_buffer_event *e;
+
+	for (; off < len; off += size) {
+		e = (struct ring_buffer_event *)&page->data[off];
+		size = rb_event_size(e);
+		if (!size)
+			break;
+		if (e->type_len == RINGBUF_TYPE_PADDING)
+			continue;
+		if (e->type_len == RINGBUF_TYPE_TIME_EXTEND)
+			ts += ((u64)e->array[0] << RB_DELTA_BITS) | e->time_delta;
+		else if (e->type_len == RINGBUF_TYPE_TIME_STAMP)
+			ts = rb_event_stamp(page, e);
+		else
+			ts += e->time_delta;
+		if (e->type_len > RINGBUF_TYPE_DATA_TYPE_LEN_MAX)
+			continue;
+		if (ts < last)
+			goto bad;
+		last = ts;
+	}
+	if (READ_ONCE(cpu->last_end) == w && len && last != READ_ONCE(cpu->last_ts))
+		goto bad;
+	return;
+bad:
+	WARN_ONCE(1, "ring buffer: CPU %d: time %llu after %llu at offset %u of %u (last_ts %llu)\n",
+		  cpu->cpu, ts, last, off, len, cpu->last_ts);
+}
+#else
+static inline void rb_validate_tail(struct rb_cpu_buffer *cpu, u64 w)
+{
+}
+#endif
+
+/*
+ * Close a writer. A nested one leaves publishing to the writer it
+ * interrupted. The outermost publishes up to the write word it reads; a
+ * writer that starts after that read is nested in us (committing is still
+ * non-zero) and so publishes nothing, which the re-check after dropping
+ * committing catches. Publishing is idempotent, so overlapping is harmless.
+ */
+static void rb_end_write(struct rb_cpu_buffer *cpu)
+{
+	int tries;
+	u64 w;
+
+	if (local_read(&cpu->committing) > 1) {
+		local_dec(&cpu->committing);
+		goto out;
+	}
+	for (tries = 0; ; tries++) {
+		w = local64_read(&cpu->write);
+		rb_test_point(cpu, RB_TP_COMMIT_READ);
+		rb_publish(cpu, w);
+		rb_validate_tail(cpu, w);
+		local_dec(&cpu->committing);
+		rb_test_point(cpu, RB_TP_COMMIT_DROPPED);
+		barrier();
+		/* Out of tries: the rest is published by the next commit. */
+		if (likely(local64_read(&cpu->write) == w) || tries == RB_COMMIT_TRIES)
+			break;
+		local_inc(&cpu->committing);
+		barrier();
+	}
+	rb_wake_check(cpu);
+out:
+	rb_recursion_unlock(cpu);
+	preempt_enable_notrace();
+}
+
+enum rb_time_how { RB_T_FIRST, RB_T_DELTA, RB_T_EXTEND, RB_T_STAMP };
+
+/*
+ * How to record the time of an event reserved at write word @w (see "Time
+ * stamps" in the design). The stamp record {last_ts, last_end} is read only
+ * by the outermost writer: a nested writer could see it half stored.
+ */
+static enum rb_time_how rb_time_how(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu,
+				    u64 w, u64 ts, u64 *delta)
+{
+	if (buffer->time_stamp_abs)
+		return RB_T_STAMP;
+	if (!rb_w_off(w))
+		return RB_T_FIRST;
+	if (local_read(&cpu->committing) != 1 || READ_ONCE(cpu->last_end) != w)
+		return RB_T_STAMP;
+	*delta = ts - READ_ONCE(cpu->last_ts);
+	if (*delta <= RB_DELTA_MASK)
+		return RB_T_DELTA;
+	return *delta <= RB_STAMP_MASK ? RB_T_EXTEND : RB_T_STAMP;
+}
+
+/* The outermost writer keeps time from going backwards. */
+static u64 rb_clock(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu)
+{
+	u64 ts = buffer->clock();
+	u64 last;
+
+	if (local_read(&cpu->committing) != 1)
+		return ts;
+	last = READ_ONCE(cpu->last_ts);
+	if (unlikely(ts < last)) {
+		pr_warn_once("ring buffer: clock went backwards: %llu -> %llu\n", last, ts);
+		ts = last;
+	}
+	return ts;
+}
+
+static struct ring_buffer_event *
+rb_reserve(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu, unsigned int len)
+{
+	unsigned int cap = rb_capacity(buffer), bytes = rb_event_bytes(len);
+	struct ring_buffer_event *e;
+	enum rb_time_how how;
+	struct rb_page *page;
+	struct rb_open *o;
+	unsigned int need;
+	u64 w, ts, delta = 0;
+	int tries;
+
+	for (tries = 0; tries < RB_RESERVE_TRIES; tries++) {
+		w = local64_read(&cpu->write);
+		barrier();
+		ts = rb_clock(buffer, cpu);
+		how = rb_time_how(buffer, cpu, w, ts, &delta);
+		need = bytes + (how == RB_T_EXTEND || how == RB_T_STAMP ? RB_LEN_TIME : 0);
+		if (rb_w_off(w) + need > cap) {
+			if (!rb_move_tail(buffer, cpu, w))
+				return NULL;
+			continue;
+		}
+		rb_test_point(cpu, RB_TP_RESERVE_READ);
+		if (local64_cmpxchg(&cpu->write, w, w + need) == w)
+			goto reserved;
+	}
+	local_inc(&cpu->dropped_events);
+	return NULL;
+
+reserved:
+	rb_test_point(cpu, RB_TP_RESERVE_DONE);
+	page = cpu->subbufs[rb_w_id(w)].page;
+	e = (struct ring_buffer_event *)&page->data[rb_w_off(w)];
+	if (!rb_w_off(w))
+		page->time_stamp = ts;
+	if (how == RB_T_EXTEND || how == RB_T_STAMP) {
+		rb_put_time(e, how == RB_T_EXTEND ? RINGBUF_TYPE_TIME_EXTEND :
+			    RINGBUF_TYPE_TIME_STAMP, how == RB_T_EXTEND ? delta : ts);
+		e = (void *)e + RB_LEN_TIME;
+	}
+	rb_put_data_header(e, len, bytes, how == RB_T_DELTA ? delta : 0);
+	local_inc(&cpu->subbufs[rb_w_id(w)].entries);
+	local_add(need, &cpu->entries_bytes);
+	o = &cpu->open[local_read(&cpu->committing) - 1];
+	o->ts = ts;
+	o->start = w;
+	o->end = w + need;
+	o->id = rb_w_id(w);
+	return e;
+}
+
+/**
+ * ring_buffer_lock_reserve - reserve room for an event
+ * @buffer: the ring buffer
+ * @length: payload bytes
+ *
+ * Safe from any context, NMI included, and takes no lock. On success the
+ * caller fills ring_buffer_event_data() and calls ring_buffer_unlock_commit()
+ * or ring_buffer_discard_commit() on the same CPU; preemption stays
+ * disabled in between.
+ *
+ * Return: the event, or NULL if recording is off, @length is above
+ * ring_buffer_max_event_size(), the write recursed, or there is no room.
+ */
+struct ring_buffer_event *
+ring_buffer_lock_reserve(struct trace_buffer *buffer, unsigned long length)
+{
+	struct rb_cpu_buffer *cpu = rb_begin_write(buffer, length);
+	struct ring_buffer_event *event;
+
+	if (!cpu)
+		return NULL;
+	event = rb_reserve(buffer, cpu, length);
+	if (!event)
+		rb_end_write(cpu);	/* nested writers may wait to be published */
+	return event;
+}
+EXPORT_SYMBOL_GPL(ring_buffer_lock_reserve);
+
+/**
+ * ring_buffer_unlock_commit - commit an event reserved with ring_buffer_lock_reserve()
+ * @buffer: the ring buffer
+ *
+ * Return: 0.
+ */
+int ring_buffer_unlock_commit(struct trace_buffer *buffer)
+{
+	struct rb_cpu_buffer *cpu = buffer->cpus[raw_smp_processor_id()];
+	struct rb_open *o = &cpu->open[local_read(&cpu->committing) - 1];
+
+	/* Still the last event: later deltas may refer to it. */
+	if (local64_read(&cpu->write) == o->end) {
+		WRITE_ONCE(cpu->last_ts, o->ts);
+		barrier();
+		WRITE_ONCE(cpu->last_end, o->end);
+	}
+	local_inc(&cpu->entries);
+	rb_end_write(cpu);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(ring_buffer_unlock_commit);
+
+/**
+ * ring_buffer_discard_commit - throw away a reserved event
+ * @buffer: the ring buffer
+ * @event: the event returned by ring_buffer_lock_reserve()
+ *
+ * If nothing was written after it, its room is given back; otherwise it
+ * stays as padding that readers skip. Either way it is not counted.
+ */
+void ring_buffer_discard_commit(struct trace_buffer *buffer, struct ring_buffer_event *event)
+{
+	struct rb_cpu_buffer *cpu = buffer->cpus[raw_smp_processor_id()];
+	struct rb_open *o = &cpu->open[local_read(&cpu->committing) - 1];
+
+	local_dec(&cpu->subbufs[o->id].entries);
+	rb_test_point(cpu, RB_TP_DISCARD);
+	if (local64_cmpxchg(&cpu->write, o->end, o->start) == o->end) {
+		local_sub(rb_w_off(o->end) - rb_w_off(o->start), &cpu->entries_bytes);
+	} else {
+		/* A non-zero delta tells readers this padding has a length. */
+		void *start = &cpu->subbufs[o->id].page->data[rb_w_off(o->start)];
+		unsigned int bytes = rb_w_off(o->end) - rb_w_off(o->start) -
+				     ((void *)event - start);
+
+		event->array[0] = bytes - RB_EVENT_HDR;
+		event->type_len = RINGBUF_TYPE_PADDING;
+		if (!event->time_delta)
+			event->time_delta = 1;
+	}
+	rb_end_write(cpu);
+}
+EXPORT_SYMBOL_GPL(ring_buffer_discard_commit);
+
+/**
+ * ring_buffer_write - write a whole event in one call
+ * @buffer: the ring buffer
+ * @length: payload bytes
+ * @data: the payload
+ *
+ * Return: 0, or -EBUSY when ring_buffer_lock_reserve() would fail.
+ */
+int ring_buffer_write(struct trace_buffer *buffer, unsigned long length, void *data)
+{
+	struct ring_buffer_event *event = ring_buffer_lock_reserve(buffer, length);
+
+	if (!event)
+		return -EBUSY;
+	memcpy(ring_buffer_event_data(event), data, length);
+	return ring_buffer_unlock_commit(buffer);
+}
+EXPORT_SYMBOL_GPL(ring_buffer_write);
+
+/**
+ * ring_buffer_event_time_stamp - the time of an event being written
+ * @buffer: the ring buffer
+ * @event: an event reserved on this CPU and not yet committed
+ *
+ * Return: the time the innermost open reservation on this CPU was made
+ * at, or the current time if none is open.
+ */
+u64 ring_buffer_event_time_stamp(struct trace_buffer *buffer, struct ring_buffer_event *event)
+{
+	int id = raw_smp_processor_id();
+	long n;
+
+	if (!cpumask_test_cpu(id, buffer->cpumask))
+		return buffer->clock();
+	n = local_read(&buffer->cpus[id]->committing);
+	if (n > 0 && n <= RB_MAX_OPEN)
+		return buffer->cpus[id]->open[n - 1].ts;
+	return buffer->clock();
+}
+
+/* ---- test hooks ---- */
+
+#if IS_ENABLED(CONFIG_RING_BUFFER_KUNIT_TEST)
+/**
+ * rb_set_test_hook - call @fn at each labelled point of the ring's code
+ * @buffer: the ring buffer
+ * @fn: the hook, or NULL to remove it
+ * @data: passed to @fn
+ */
+void rb_set_test_hook(struct trace_buffer *buffer, rb_test_fn fn, void *data)
+{
+	struct rb_test_hook *old = buffer->test_hook, *hook = NULL;
+
+	if (fn) {
+		hook = kmalloc(sizeof(*hook), GFP_KERNEL);
+		if (WARN_ON(!hook))
+			return;
+		hook->fn = fn;
+		hook->data = data;
+	}
+	WRITE_ONCE(buffer->test_hook, hook);
+	if (old) {
+		synchronize_rcu();
+		kfree(old);
+	}
+}
+EXPORT_SYMBOL_IF_KUNIT(rb_set_test_hook);
+
+static u32 rb_id_at(struct rb_cpu_buffer *cpu, unsigned int vpos)
+{
+	return rb_slot_id(cpu, vpos);
+}
+
+/* Walk the committed events of one page; fail on anything malformed. */
+static int rb_check_page(struct rb_page *page, unsigned int from, unsigned int cap)
+{
+	unsigned int len = rb_page_len(page), off = from;
+
+	if (len > cap) {
+		pr_err("ring buffer: invariant: commit %u beyond capacity %u\n", len, cap);
+		return -EINVAL;
+	}
+	while (off < len) {
+		unsigned int size = rb_event_size((void *)&page->data[off]);
+
+		if (!size)
+			break;
+		if (off + size > len) {
+			pr_err("ring buffer: invariant: event at %u of %u bytes runs past %u\n",
+			       off, size, len);
+			return -EINVAL;
+		}
+		off += size;
+	}
+	return 0;
+}
+
+/**
+ * rb_check_invariants - check R1-R5 and every committed event of a CPU
+ * @buffer: the ring buffer, with no writer open on @cpu_id
+ * @cpu_id: the CPU
+ *
+ * Return: 0, or -EINVAL after printing what does not hold.
+ */
+int rb_check_invariants(struct trace_buffer *buffer, int cpu_id)
+{
+	struct rb_cpu_buffer *cpu = buffer->cpus[cpu_id];
+	unsigned int cap = rb_capacity(buffer), hv, t, c, v, i;
+	unsigned long *seen;
+	u64 w, h;
+	int ret = 0;
+
+	seen = bitmap_zalloc(cpu->nr + 1, GFP_KERNEL);
+	if (!seen)
+		return -ENOMEM;
+	raw_spin_lock_irq(&cpu->reader_lock);
+	w = local64_read(&cpu->write);
+	h = atomic64_read(&cpu->head);
+	hv = rb_h_vpos(h);
+	t = rb_w_vpos(w);
+	c = cpu->commit_vpos;
+	if (local_read(&cpu->committing)) {
+		pr_err("ring buffer: invariant: %ld writers open\n",
+		       local_read(&cpu->committing));
+		ret = -EINVAL;
+		goto out;
+	}
+	/* R1: each id in one place. */
+	__set_bit(cpu->reader_id, seen);
+	for (i = 0; i < cpu->nr; i++) {
+		u32 id = rb_id_at(cpu, i);
+
+		if (id > cpu->nr || test_and_set_bit(id, seen)) {
+			pr_err("ring buffer: invariant: id %u in slot %u twice or out of range\n",
+			       id, i);
+			ret = -EINVAL;
+			goto out;
+		}
+	}
+	/* R4: hv - 1 <= c <= t <= hv + nr - 1. */
+	v = rb_vpos_prev(cpu, hv);
+	if (rb_vpos_dist(cpu, v, c) > rb_vpos_dist(cpu, v, t) ||
+	    rb_vpos_dist(cpu, v, t) > cpu->nr) {
+		pr_err("ring buffer: invariant: order head %u commit %u tail %u\n", hv, c, t);
+		ret = -EINVAL;
+		goto out;
+	}
+	if ((c == v ? cpu->reader_id : rb_id_at(cpu, c)) != cpu->commit_id ||
+	    (t == v ? cpu->reader_id : rb_id_at(cpu, t)) != rb_w_id(w)) {
+		pr_err("ring buffer: invariant: commit or tail id does not match its slot\n");
+		ret = -EINVAL;
+		goto out;
+	}
+	ret = rb_check_page(cpu->subbufs[cpu->reader_id].page, cpu->read_pos, cap);
+	for (v = hv; !ret && c != rb_vpos_prev(cpu, hv); v = rb_vpos_next(cpu, v)) {
+		ret = rb_check_page(cpu->subbufs[rb_id_at(cpu, v)].page, 0, cap);
+		if (v == c)
+			break;
+	}
+out:
+	raw_spin_unlock_irq(&cpu->reader_lock);
+	bitmap_free(seen);
+	return ret;
+}
+EXPORT_SYMBOL_IF_KUNIT(rb_check_invariants);
+#endif

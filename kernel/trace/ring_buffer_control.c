@@ -1,0 +1,1407 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Ring buffer control: allocation, resize, sub-buffer order, reset, the
+ * snapshot swap, recording control, statistics, clocks, waiting and CPU
+ * hotplug. The design is Documentation/trace/ring-buffer-design.rst.
+ *
+ * What this file relies on:
+ *  - Quiescence (M6): once a CPU buffer's record_disabled is raised and a
+ *    grace period has passed, no writer is open on it and none can start,
+ *    since writers test it with preemption disabled. Under the reader lock
+ *    on top of that, nobody else touches the ring, so a control operation
+ *    may rewrite write, head, slots, commit_id and reader_id at will.
+ *  - buffer->mutex serializes control operations. resize and order changes
+ *    also hold cpus_read_lock(), so no CPU buffer appears meanwhile; resets
+ *    do not, and act only on the CPU buffers they marked as quiesced.
+ *    ring_buffer_swap_cpu() takes no lock: it refuses a quiesced buffer.
+ *  - Iterators (and later mmap) raise resize_disabled; it is checked again
+ *    under the reader locks before anything changes.
+ *
+ * What it maintains:
+ *  - Every ring it builds satisfies R1-R5: after a resize the sub-buffers
+ *    keep their order from the head, the head is at vpos 0, the reader owns
+ *    id 0 and slots[i] = i + 1; commit and tail coincide.
+ *  - A control operation either does all it was asked or, on -ENOMEM or
+ *    -EBUSY, changes nothing: everything is allocated before any CPU stops.
+ *  - No wake-up is lost (M7): a waiter sets its flag, then checks; if it
+ *    still finds nothing it asks for a recheck after a grace period that
+ *    begins after its flag was set, when every writer that missed the flag
+ *    has finished.
+ */
+
+#include <linux/ring_buffer.h>
+#include <linux/trace_clock.h>
+#include <linux/cpuhotplug.h>
+#include <linux/cpu.h>
+#include <linux/gfp.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/poll.h>
+#include <linux/slab.h>
+#include "ring_buffer_internal.h"
+#include "trace.h"
+
+/* A ring being prepared, or the old one being freed. */
+struct rb_ring {
+	unsigned int		nr;
+	u32			*slots;
+	struct rb_subbuf	*subbufs;
+};
+
+struct rb_cpu_buffer *rb_cpu(struct trace_buffer *buffer, int cpu)
+{
+	if (cpu < 0 || cpu >= nr_cpu_ids || !cpumask_test_cpu(cpu, buffer->cpumask))
+		return NULL;
+	/* NULL until trace_rb_cpu_prepare() has published it (before the mask). */
+	return READ_ONCE(buffer->cpus[cpu]);
+}
+
+/* The next CPU buffer after CPU *@i, skipping one not yet published. */
+static struct rb_cpu_buffer *rb_next_cpu(struct trace_buffer *buffer, int *i)
+{
+	struct rb_cpu_buffer *c;
+
+	while ((*i = cpumask_next(*i, buffer->cpumask)) < nr_cpu_ids) {
+		c = rb_cpu(buffer, *i);
+		if (c)
+			return c;
+	}
+	return NULL;
+}
+
+static unsigned long rb_nr_for(unsigned long size, unsigned int capacity)
+{
+	/* Rounded up without the overflow of DIV_ROUND_UP() near ULONG_MAX. */
+	return max(size / capacity + !!(size % capacity), 2UL);
+}
+
+/* ---- sub-buffer memory ---- */
+
+static void rb_ring_free(struct rb_ring *ring, unsigned int order)
+{
+	unsigned int id;
+
+	if (ring->subbufs) {
+		for (id = 0; id <= ring->nr; id++)
+			if (ring->subbufs[id].page)
+				free_pages((unsigned long)ring->subbufs[id].page, order);
+	}
+	kvfree(ring->subbufs);
+	kvfree(ring->slots);
+	memset(ring, 0, sizeof(*ring));
+}
+
+/*
+ * Arrays for @nr sub-buffers plus the reader's, with pages for the last
+ * @fresh ids only: a resize moves the existing sub-buffers into the others.
+ */
+static int rb_ring_alloc(struct rb_ring *ring, int cpu, unsigned int nr,
+			 unsigned int fresh, unsigned int order)
+{
+	gfp_t gfp = GFP_KERNEL | __GFP_RETRY_MAYFAIL;
+	int node = cpu_to_node(cpu);
+	unsigned int id;
+
+	ring->nr = nr;
+	/* kv: a 1 GiB per-CPU buffer needs arrays beyond what kmalloc gives. */
+	ring->slots = kvcalloc_node(nr, sizeof(*ring->slots), gfp, node);
+	ring->subbufs = kvcalloc_node(nr + 1, sizeof(*ring->subbufs), gfp, node);
+	if (!ring->slots || !ring->subbufs)
+		goto fail;
+	for (id = nr + 1 - fresh; id <= nr; id++) {
+		struct page *page = alloc_pages_node(node, gfp | __GFP_COMP | __GFP_ZERO, order);
+
+		if (!page)
+			goto fail;
+		ring->subbufs[id].page = page_address(page);
+		cond_resched();
+	}
+	return 0;
+fail:
+	rb_ring_free(ring, order);
+	return -ENOMEM;
+}
+
+/* Put @ring's arrays into @c and leave the old ones in @ring. */
+static void rb_ring_swap(struct rb_cpu_buffer *c, struct rb_ring *ring)
+{
+	swap(c->nr, ring->nr);
+	swap(c->slots, ring->slots);
+	swap(c->subbufs, ring->subbufs);
+}
+
+/* ---- per-CPU buffers ---- */
+
+static struct rb_cpu_buffer *rb_alloc_cpu_buffer(struct trace_buffer *buffer, int cpu,
+						 unsigned int nr)
+{
+	struct rb_ring ring = {};
+	struct rb_cpu_buffer *c;
+
+	c = kzalloc_node(ALIGN(sizeof(*c), cache_line_size()), GFP_KERNEL, cpu_to_node(cpu));
+	if (!c)
+		return NULL;
+	if (rb_ring_alloc(&ring, cpu, nr, nr + 1, buffer->subbuf_order)) {
+		kfree(c);
+		return NULL;
+	}
+	c->buffer = buffer;
+	c->cpu = cpu;
+	raw_spin_lock_init(&c->reader_lock);
+	lockdep_set_class(&c->reader_lock, buffer->reader_lock_key);
+	rb_waiters_init(&c->waiters, true);
+	rb_ring_swap(c, &ring);
+	rb_reset_cpu_ring(c);
+	return c;
+}
+
+static void rb_free_cpu_buffer(struct rb_cpu_buffer *c, unsigned int order)
+{
+	struct rb_ring ring = {};
+
+	irq_work_sync(&c->waiters.work);
+	rb_ring_swap(c, &ring);
+	rb_ring_free(&ring, order);
+	if (c->spare)
+		free_pages((unsigned long)c->spare, c->spare_order);
+	kfree(c);
+}
+
+/* ---- quiescing ---- */
+
+/*
+ * Under buffer->mutex: stop the writers of CPU @i's buffer (a grace period
+ * later they are all gone). ring_buffer_swap_cpu() refuses a quiesced
+ * buffer; if it moved this one before seeing the mark, take the new one.
+ */
+static void rb_quiesce_cpu(struct trace_buffer *buffer, int i)
+{
+	struct rb_cpu_buffer *c;
+
+	for (;;) {
+		c = rb_cpu(buffer, i);
+		WRITE_ONCE(c->quiesced, true);
+		atomic_inc(&c->record_disabled);
+		/* Pairs with the swap's check of quiesced before it stores. */
+		smp_mb__after_atomic();
+		if (READ_ONCE(buffer->cpus[i]) == c)
+			return;
+		atomic_dec(&c->record_disabled);
+		WRITE_ONCE(c->quiesced, false);
+	}
+}
+
+static void rb_resume_cpus(struct trace_buffer *buffer)
+{
+	struct rb_cpu_buffer *c;
+	int i;
+
+	for (i = -1; (c = rb_next_cpu(buffer, &i)); ) {
+		if (!c->quiesced)
+			continue;
+		/* Writers that see recording on must see the rebuilt ring. */
+		smp_mb__before_atomic();
+		atomic_dec(&c->record_disabled);
+		WRITE_ONCE(c->quiesced, false);
+	}
+}
+
+/*
+ * Take the reader lock of every quiesced CPU, interrupts off. An order
+ * change must switch all CPUs at once, so that no reader pairs the new
+ * order with old pages; the mutex makes the nesting legal for lockdep.
+ */
+static void rb_lock_quiesced(struct trace_buffer *buffer, unsigned long *flags)
+{
+	struct rb_cpu_buffer *c;
+	int i;
+
+	local_irq_save(*flags);
+	for (i = -1; (c = rb_next_cpu(buffer, &i)); )
+		if (c->quiesced)
+			raw_spin_lock_nest_lock(&c->reader_lock, &buffer->mutex);
+}
+
+static void rb_unlock_quiesced(struct trace_buffer *buffer, unsigned long flags)
+{
+	struct rb_cpu_buffer *c;
+	int i;
+
+	for (i = -1; (c = rb_next_cpu(buffer, &i)); )
+		if (c->quiesced)
+			raw_spin_unlock(&c->reader_lock);
+	local_irq_restore(flags);
+}
+
+/* Under the reader locks: may the quiesced CPUs be rebuilt? */
+static bool rb_quiesced_busy(struct trace_buffer *buffer)
+{
+	struct rb_cpu_buffer *c;
+	int i;
+
+	for (i = -1; (c = rb_next_cpu(buffer, &i)); )
+		if (c->quiesced && atomic_read(&c->resize_disabled))
+			return true;
+	return false;
+}
+
+/* ---- resize ---- */
+
+/* A data sub-buffer dropped by a shrink, counted like an eviction. */
+static void rb_drop_subbuf(struct rb_cpu_buffer *c, struct rb_subbuf *sb)
+{
+	local_add(local_read(&sb->entries), &c->overrun);
+	local_sub(rb_capacity(c->buffer), &c->entries_bytes);
+	local_inc(&c->evicted);
+}
+
+/*
+ * Move @c's sub-buffers into @ring's arrays (whose last ids already hold
+ * the new pages of a growth) in ring order from the head: the reader's
+ * becomes id 0, the head id 1 at vpos 0. A shrink drops free sub-buffers
+ * first, then the oldest data. Quiesced, under the reader lock, with the
+ * commit published up to the tail. The old arrays, with the pages that were
+ * dropped, are left in @ring.
+ */
+static void rb_rebuild_cpu(struct rb_cpu_buffer *c, struct rb_ring *ring)
+{
+	unsigned int old_nr = c->nr, nr = ring->nr;
+	struct rb_subbuf *old = c->subbufs, *sb = ring->subbufs;
+	u64 w = local64_read(&c->write), nw;
+	unsigned int vpos = rb_h_vpos(atomic64_read(&c->head));
+	unsigned int data, drop, placed, i;
+	u32 id;
+
+	/* Sub-buffers from the head to the tail; none if the reader has the tail. */
+	data = rb_vpos_dist(c, vpos, rb_w_vpos(w)) + 1;
+	if (data > old_nr)
+		data = 0;
+	drop = data > nr ? data - nr : 0;
+	placed = min(old_nr - drop, nr);
+
+	for (i = 0; i < drop; i++) {
+		rb_drop_subbuf(c, &old[rb_slot_id(c, vpos)]);
+		vpos = rb_vpos_next(c, vpos);
+	}
+	sb[0] = old[c->reader_id];
+	old[c->reader_id].page = NULL;
+	for (i = 1; i <= placed; i++) {
+		id = rb_slot_id(c, vpos);
+		sb[i] = old[id];
+		old[id].page = NULL;
+		vpos = rb_vpos_next(c, vpos);
+	}
+	for (i = 0; i < nr; i++)
+		ring->slots[i] = i + 1;
+
+	if (data)
+		nw = rb_wword(data - drop - 1, data - drop, rb_w_off(w));
+	else
+		nw = rb_wword(2 * nr - 1, 0, rb_w_off(w));
+	/* The stamp record still describes the last event: keep deltas going. */
+	if (c->last_end == w)
+		c->last_end = nw;
+
+	rb_ring_swap(c, ring);
+	c->reader_id = 0;
+	atomic64_set(&c->head, rb_hword(0, nr));
+	local64_set(&c->write, nw);
+	c->commit_vpos = rb_w_vpos(nw);
+	WRITE_ONCE(c->commit_id, rb_w_id(nw));
+}
+
+/*
+ * Stop the CPUs that have a ring in @rings, and under their reader locks
+ * either install the rings (@rebuild: resize; else order change, which also
+ * resets) or, if an iterator appeared meanwhile, nothing. Afterwards @rings
+ * holds what is to be freed. Under buffer->mutex and cpus_read_lock().
+ */
+static int rb_install_rings(struct trace_buffer *buffer, struct rb_ring *rings,
+			    bool rebuild, unsigned int order)
+{
+	struct rb_cpu_buffer *c;
+	unsigned long flags;
+	bool busy;
+	int i;
+
+	for (i = -1; (c = rb_next_cpu(buffer, &i)); )
+		if (rings[i].subbufs)
+			rb_quiesce_cpu(buffer, i);
+	synchronize_rcu();
+
+	rb_lock_quiesced(buffer, &flags);
+	busy = rb_quiesced_busy(buffer);
+	if (!busy && !rebuild) {
+		WRITE_ONCE(buffer->subbuf_order, order);
+		WRITE_ONCE(buffer->subbuf_size, PAGE_SIZE << order);
+		WRITE_ONCE(buffer->max_data_size, rb_capacity(buffer) - RB_LEN_TIME);
+	}
+	for (i = -1; (c = rb_next_cpu(buffer, &i)); ) {
+		if (busy || !c->quiesced)
+			continue;
+		if (rebuild) {
+			rb_publish(c, local64_read(&c->write));
+			rb_rebuild_cpu(c, &rings[i]);
+		} else {
+			rb_ring_swap(c, &rings[i]);
+			rb_reset_cpu_ring(c);
+		}
+	}
+	rb_unlock_quiesced(buffer, flags);
+
+	rb_resume_cpus(buffer);
+	return busy ? -EBUSY : 0;
+}
+
+static void rb_free_rings(struct rb_ring *rings, unsigned int order)
+{
+	int i;
+
+	for (i = 0; i < nr_cpu_ids; i++)
+		rb_ring_free(&rings[i], order);
+	kfree(rings);
+}
+
+static int rb_resize_locked(struct trace_buffer *buffer, unsigned long size, int cpu_id)
+{
+	unsigned int order = buffer->subbuf_order;
+	unsigned long nr = rb_nr_for(size, rb_capacity(buffer));
+	struct rb_cpu_buffer *c;
+	struct rb_ring *rings;
+	bool any = false;
+	int i, err = 0;
+
+	if (nr > RB_MAX_SUBBUFS)
+		return -EINVAL;
+	rings = kcalloc(nr_cpu_ids, sizeof(*rings), GFP_KERNEL);
+	if (!rings)
+		return -ENOMEM;
+	for (i = -1; (c = rb_next_cpu(buffer, &i)); ) {
+		if (cpu_id != RING_BUFFER_ALL_CPUS && i != cpu_id)
+			continue;
+		if (atomic_read(&c->resize_disabled)) {
+			err = -EBUSY;
+			break;
+		}
+		if (c->nr == nr)
+			continue;
+		err = rb_ring_alloc(&rings[i], i, nr, nr > c->nr ? nr - c->nr : 0, order);
+		if (err)
+			break;
+		any = true;
+	}
+	if (!err && any)
+		err = rb_install_rings(buffer, rings, true, order);
+	rb_free_rings(rings, order);
+	return err;
+}
+
+/**
+ * ring_buffer_resize - resize the ring buffer
+ * @buffer: the buffer to resize
+ * @size: the new size in bytes of each per-CPU buffer (at least two sub-buffers)
+ * @cpu_id: the CPU to resize, or RING_BUFFER_ALL_CPUS
+ *
+ * Unread data is kept, the oldest going first if it no longer fits. Writes
+ * made while the buffer is being rebuilt fail.
+ *
+ * Return: 0 on success; -ENODEV for a CPU that cannot exist, -EINVAL for an
+ * invalid CPU or a size too large, -EBUSY while an iterator is open,
+ * -ENOMEM. On error nothing changed. A possible CPU that has no buffer yet
+ * is left alone (it gets one when it comes up), as trace.c expects.
+ */
+int ring_buffer_resize(struct trace_buffer *buffer, unsigned long size, int cpu_id)
+{
+	int err;
+
+	if (!buffer)
+		return 0;
+	if (cpu_id != RING_BUFFER_ALL_CPUS) {
+		if (cpu_id < 0)
+			return -EINVAL;
+		if (cpu_id >= nr_cpu_ids || !cpu_possible(cpu_id))
+			return -ENODEV;
+	}
+
+	cpus_read_lock();
+	mutex_lock(&buffer->mutex);
+	if (cpu_id == RING_BUFFER_ALL_CPUS || rb_cpu(buffer, cpu_id))
+		err = rb_resize_locked(buffer, size, cpu_id);
+	else
+		err = 0;
+	mutex_unlock(&buffer->mutex);
+	cpus_read_unlock();
+	return err;
+}
+EXPORT_SYMBOL_GPL(ring_buffer_resize);
+
+/**
+ * ring_buffer_size - the size of a per-CPU buffer
+ * @buffer: the ring buffer
+ * @cpu: the CPU
+ *
+ * Return: the bytes of event data the CPU's ring holds, 0 if it has none.
+ */
+unsigned long ring_buffer_size(struct trace_buffer *buffer, int cpu)
+{
+	struct rb_cpu_buffer *c = rb_cpu(buffer, cpu);
+
+	return c ? (unsigned long)READ_ONCE(c->nr) * rb_capacity(buffer) : 0;
+}
+EXPORT_SYMBOL_GPL(ring_buffer_size);
+
+/* ---- sub-buffer order ---- */
+
+/**
+ * ring_buffer_subbuf_size_get - the size of one sub-buffer
+ * @buffer: the ring buffer
+ *
+ * Return: the sub-buffer size in bytes, header included.
+ */
+int ring_buffer_subbuf_size_get(struct trace_buffer *buffer)
+{
+	return READ_ONCE(buffer->subbuf_size);
+}
+EXPORT_SYMBOL_GPL(ring_buffer_subbuf_size_get);
+
+/**
+ * ring_buffer_subbuf_order_get - the page order of the sub-buffers
+ * @buffer: the ring buffer
+ *
+ * Return: the order (0 is one page), or -EINVAL without a buffer.
+ */
+int ring_buffer_subbuf_order_get(struct trace_buffer *buffer)
+{
+	return buffer ? READ_ONCE(buffer->subbuf_order) : -EINVAL;
+}
+EXPORT_SYMBOL_GPL(ring_buffer_subbuf_order_get);
+
+static int rb_order_locked(struct trace_buffer *buffer, unsigned int order)
+{
+	unsigned int old_order = buffer->subbuf_order;
+	unsigned int old_cap = rb_capacity(buffer);
+	unsigned int cap = (PAGE_SIZE << order) - RB_PAGE_HDR;
+	struct rb_cpu_buffer *c;
+	struct rb_ring *rings;
+	int i, err = 0;
+
+	if (order == old_order)
+		return 0;
+	rings = kcalloc(nr_cpu_ids, sizeof(*rings), GFP_KERNEL);
+	if (!rings)
+		return -ENOMEM;
+	for (i = -1; (c = rb_next_cpu(buffer, &i)); ) {
+		u64 nr = max_t(u64, DIV_ROUND_UP_ULL((u64)old_cap * c->nr, cap), 2);
+
+		if (atomic_read(&c->resize_disabled))
+			err = -EBUSY;
+		else if (nr > RB_MAX_SUBBUFS)
+			err = -EINVAL;
+		else
+			err = rb_ring_alloc(&rings[i], i, nr, nr + 1, order);
+		if (err)
+			break;
+	}
+	if (err) {
+		rb_free_rings(rings, order);
+		return err;
+	}
+	err = rb_install_rings(buffer, rings, false, order);
+	/* On success @rings holds the old pages, on failure the new ones. */
+	rb_free_rings(rings, err ? order : old_order);
+	return err;
+}
+
+/**
+ * ring_buffer_subbuf_order_set - change the size of the sub-buffers
+ * @buffer: the ring buffer
+ * @order: the page order of a sub-buffer, 0 to RB_MAX_ORDER
+ *
+ * The total size of each per-CPU buffer is kept (rounded up to whole
+ * sub-buffers); its data is dropped and its counters are reset.
+ *
+ * Return: 0 on success, -EINVAL for a bad order, -EBUSY while an iterator
+ * is open, -ENOMEM. On error nothing changed.
+ */
+int ring_buffer_subbuf_order_set(struct trace_buffer *buffer, int order)
+{
+	int err;
+
+	if (!buffer || order < 0 || order > RB_MAX_ORDER)
+		return -EINVAL;
+	cpus_read_lock();
+	mutex_lock(&buffer->mutex);
+	err = rb_order_locked(buffer, order);
+	mutex_unlock(&buffer->mutex);
+	cpus_read_unlock();
+	return err;
+}
+EXPORT_SYMBOL_GPL(ring_buffer_subbuf_order_set);
+
+/* ---- reset ---- */
+
+/* Reset every quiesced CPU buffer. Under buffer->mutex. */
+static void rb_reset_quiesced(struct trace_buffer *buffer)
+{
+	struct rb_cpu_buffer *c;
+	unsigned long flags;
+	int i;
+
+	synchronize_rcu();
+	for (i = -1; (c = rb_next_cpu(buffer, &i)); ) {
+		if (!c->quiesced)
+			continue;
+		raw_spin_lock_irqsave(&c->reader_lock, flags);
+		rb_reset_cpu_ring(c);
+		raw_spin_unlock_irqrestore(&c->reader_lock, flags);
+	}
+	rb_resume_cpus(buffer);
+}
+
+/**
+ * ring_buffer_reset_cpu - empty one per-CPU buffer
+ * @buffer: the ring buffer
+ * @cpu: the CPU whose buffer is emptied and whose counters are cleared
+ */
+void ring_buffer_reset_cpu(struct trace_buffer *buffer, int cpu)
+{
+	mutex_lock(&buffer->mutex);
+	if (rb_cpu(buffer, cpu)) {
+		rb_quiesce_cpu(buffer, cpu);
+		rb_reset_quiesced(buffer);
+	}
+	mutex_unlock(&buffer->mutex);
+}
+EXPORT_SYMBOL_GPL(ring_buffer_reset_cpu);
+
+static void rb_reset_cpus(struct trace_buffer *buffer, bool online_only)
+{
+	struct rb_cpu_buffer *c;
+	int i;
+
+	mutex_lock(&buffer->mutex);
+	for (i = -1; (c = rb_next_cpu(buffer, &i)); )
+		if (!online_only || cpu_online(i))
+			rb_quiesce_cpu(buffer, i);
+	rb_reset_quiesced(buffer);
+	mutex_unlock(&buffer->mutex);
+}
+
+/* Offline CPUs keep what they recorded before they went down. */
+void ring_buffer_reset_online_cpus(struct trace_buffer *buffer)
+{
+	rb_reset_cpus(buffer, true);
+}
+
+/**
+ * ring_buffer_reset - empty every per-CPU buffer
+ * @buffer: the ring buffer
+ */
+void ring_buffer_reset(struct trace_buffer *buffer)
+{
+	rb_reset_cpus(buffer, false);
+}
+EXPORT_SYMBOL_GPL(ring_buffer_reset);
+
+/* ---- snapshot swap ---- */
+
+#ifdef CONFIG_RING_BUFFER_ALLOW_SWAP
+static bool rb_recording_off(struct trace_buffer *buffer, struct rb_cpu_buffer *c)
+{
+	return atomic_read(&buffer->record_disabled) || atomic_read(&c->record_disabled);
+}
+
+/**
+ * ring_buffer_swap_cpu - exchange one CPU's buffer between two ring buffers
+ * @buffer_a: one ring buffer
+ * @buffer_b: the other
+ * @cpu: the CPU whose buffers are exchanged
+ *
+ * Used for snapshots; may be called with interrupts off, normally on @cpu.
+ *
+ * Return: 0 on success, -EINVAL if the CPU or the geometry differ, -EAGAIN
+ * if recording is off on either side, -EBUSY if either is being written or
+ * resized.
+ */
+int ring_buffer_swap_cpu(struct trace_buffer *buffer_a, struct trace_buffer *buffer_b, int cpu)
+{
+	struct rb_cpu_buffer *a = rb_cpu(buffer_a, cpu);
+	struct rb_cpu_buffer *b = rb_cpu(buffer_b, cpu);
+	int ret = -EBUSY;
+
+	if (!a || !b || a->nr != b->nr || buffer_a->subbuf_order != buffer_b->subbuf_order)
+		return -EINVAL;
+	if (rb_recording_off(buffer_a, a) || rb_recording_off(buffer_b, b))
+		return -EAGAIN;
+
+	/*
+	 * No grace period is possible here: a writer that gets past this
+	 * increment is seen in committing, and one that started earlier on
+	 * another CPU finds cpu->buffer changed (rb_begin_write() step 4).
+	 */
+	atomic_inc(&a->record_disabled);
+	atomic_inc(&b->record_disabled);
+	/* Pairs with rb_quiesce_cpu(): a quiesced buffer is being rebuilt or reset. */
+	smp_mb__after_atomic();
+	if (local_read(&a->committing) || local_read(&b->committing) ||
+	    READ_ONCE(a->quiesced) || READ_ONCE(b->quiesced))
+		goto out;
+
+	WRITE_ONCE(buffer_a->cpus[cpu], b);
+	WRITE_ONCE(buffer_b->cpus[cpu], a);
+	WRITE_ONCE(a->buffer, buffer_b);
+	WRITE_ONCE(b->buffer, buffer_a);
+	/* Waiters sleep on the moved buffers: let them look again. */
+	irq_work_queue(&a->waiters.work);
+	irq_work_queue(&b->waiters.work);
+	ret = 0;
+out:
+	/* Writers that see recording on must see the new pointers. */
+	smp_mb__before_atomic();
+	atomic_dec(&a->record_disabled);
+	atomic_dec(&b->record_disabled);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(ring_buffer_swap_cpu);
+#endif /* CONFIG_RING_BUFFER_ALLOW_SWAP */
+
+/* ---- recording control ---- */
+
+/**
+ * ring_buffer_record_disable - stop writes to the buffer, counted
+ * @buffer: the ring buffer
+ *
+ * Each call needs a ring_buffer_record_enable(). Writers already past the
+ * check finish; synchronize_rcu() waits for them.
+ */
+void ring_buffer_record_disable(struct trace_buffer *buffer)
+{
+	/* Below RB_BUFFER_OFF: the count and the switch never mix. */
+	atomic_inc(&buffer->record_disabled);
+}
+EXPORT_SYMBOL_GPL(ring_buffer_record_disable);
+
+/**
+ * ring_buffer_record_enable - undo one ring_buffer_record_disable()
+ * @buffer: the ring buffer
+ */
+void ring_buffer_record_enable(struct trace_buffer *buffer)
+{
+	/* Writers read it with no barrier: the next write sees it soon enough. */
+	atomic_dec(&buffer->record_disabled);
+}
+EXPORT_SYMBOL_GPL(ring_buffer_record_enable);
+
+static void rb_record_switch(struct trace_buffer *buffer, bool on)
+{
+	int old = atomic_read(&buffer->record_disabled), new;
+
+	do {
+		new = on ? old & ~RB_BUFFER_OFF : old | RB_BUFFER_OFF;
+	} while (!atomic_try_cmpxchg(&buffer->record_disabled, &old, new));
+}
+
+/**
+ * ring_buffer_record_off - switch recording off
+ * @buffer: the ring buffer
+ *
+ * A switch, not a count: one ring_buffer_record_on() undoes any number of
+ * calls. Independent of ring_buffer_record_disable().
+ */
+void ring_buffer_record_off(struct trace_buffer *buffer)
+{
+	rb_record_switch(buffer, false);
+}
+EXPORT_SYMBOL_GPL(ring_buffer_record_off);
+
+/**
+ * ring_buffer_record_on - switch recording back on
+ * @buffer: the ring buffer
+ *
+ * Writes resume only if no ring_buffer_record_disable() is outstanding.
+ */
+void ring_buffer_record_on(struct trace_buffer *buffer)
+{
+	rb_record_switch(buffer, true);
+}
+EXPORT_SYMBOL_GPL(ring_buffer_record_on);
+
+/* Does the buffer accept writes: neither switched off nor disabled? */
+bool ring_buffer_record_is_on(struct trace_buffer *buffer)
+{
+	return atomic_read(&buffer->record_disabled) == 0;
+}
+
+/* Is the switch on, whether or not recording is disabled for now? */
+bool ring_buffer_record_is_set_on(struct trace_buffer *buffer)
+{
+	return (atomic_read(&buffer->record_disabled) & RB_BUFFER_OFF) == 0;
+}
+
+/**
+ * ring_buffer_record_disable_cpu - stop writes to one CPU's buffer, counted
+ * @buffer: the ring buffer
+ * @cpu: the CPU
+ */
+void ring_buffer_record_disable_cpu(struct trace_buffer *buffer, int cpu)
+{
+	struct rb_cpu_buffer *c = rb_cpu(buffer, cpu);
+
+	if (c)
+		atomic_inc(&c->record_disabled);
+}
+EXPORT_SYMBOL_GPL(ring_buffer_record_disable_cpu);
+
+/**
+ * ring_buffer_record_enable_cpu - undo one ring_buffer_record_disable_cpu()
+ * @buffer: the ring buffer
+ * @cpu: the CPU
+ */
+void ring_buffer_record_enable_cpu(struct trace_buffer *buffer, int cpu)
+{
+	struct rb_cpu_buffer *c = rb_cpu(buffer, cpu);
+
+	if (c)
+		atomic_dec(&c->record_disabled);
+}
+EXPORT_SYMBOL_GPL(ring_buffer_record_enable_cpu);
+
+/**
+ * ring_buffer_change_overwrite - choose what a full buffer does
+ * @buffer: the ring buffer
+ * @val: nonzero to overwrite the oldest data, zero to drop new events
+ *
+ * Writers read the mode each time they move to another sub-buffer.
+ */
+void ring_buffer_change_overwrite(struct trace_buffer *buffer, int val)
+{
+	unsigned int flags;
+
+	mutex_lock(&buffer->mutex);
+	flags = buffer->flags & ~RB_FL_OVERWRITE;
+	WRITE_ONCE(buffer->flags, val ? flags | RB_FL_OVERWRITE : flags);
+	mutex_unlock(&buffer->mutex);
+}
+EXPORT_SYMBOL_GPL(ring_buffer_change_overwrite);
+
+/* ---- statistics ---- */
+
+/* A writer-side counter of @cpu's buffer, at @off in struct rb_cpu_buffer. */
+static unsigned long rb_counter(struct trace_buffer *buffer, int cpu, size_t off)
+{
+	struct rb_cpu_buffer *c = rb_cpu(buffer, cpu);
+
+	return c ? local_read((local_t *)((char *)c + off)) : 0;
+}
+
+static unsigned long rb_entries(struct rb_cpu_buffer *c)
+{
+	return local_read(&c->entries) - local_read(&c->overrun) - READ_ONCE(c->read);
+}
+
+/**
+ * ring_buffer_entries_cpu - events in one CPU's buffer not yet read
+ * @buffer: the ring buffer
+ * @cpu: the CPU
+ *
+ * Return: committed events, less those overwritten and those consumed.
+ */
+unsigned long ring_buffer_entries_cpu(struct trace_buffer *buffer, int cpu)
+{
+	struct rb_cpu_buffer *c = rb_cpu(buffer, cpu);
+
+	return c ? rb_entries(c) : 0;
+}
+EXPORT_SYMBOL_GPL(ring_buffer_entries_cpu);
+
+/**
+ * ring_buffer_entries - events in the whole buffer not yet read
+ * @buffer: the ring buffer
+ *
+ * Return: the sum of ring_buffer_entries_cpu() over the CPUs (not a snapshot).
+ */
+unsigned long ring_buffer_entries(struct trace_buffer *buffer)
+{
+	struct rb_cpu_buffer *c;
+	unsigned long sum = 0;
+	int i;
+
+	for (i = -1; (c = rb_next_cpu(buffer, &i)); )
+		sum += rb_entries(c);
+	return sum;
+}
+EXPORT_SYMBOL_GPL(ring_buffer_entries);
+
+/**
+ * ring_buffer_overrun_cpu - events one CPU's buffer overwrote
+ * @buffer: the ring buffer
+ * @cpu: the CPU
+ *
+ * Return: events lost to overwrite mode (and to shrinking resizes).
+ */
+unsigned long ring_buffer_overrun_cpu(struct trace_buffer *buffer, int cpu)
+{
+	return rb_counter(buffer, cpu, offsetof(struct rb_cpu_buffer, overrun));
+}
+EXPORT_SYMBOL_GPL(ring_buffer_overrun_cpu);
+
+/**
+ * ring_buffer_overruns - events the whole buffer overwrote
+ * @buffer: the ring buffer
+ *
+ * Return: the sum of ring_buffer_overrun_cpu() over the CPUs.
+ */
+unsigned long ring_buffer_overruns(struct trace_buffer *buffer)
+{
+	struct rb_cpu_buffer *c;
+	unsigned long sum = 0;
+	int i;
+
+	for (i = -1; (c = rb_next_cpu(buffer, &i)); )
+		sum += local_read(&c->overrun);
+	return sum;
+}
+EXPORT_SYMBOL_GPL(ring_buffer_overruns);
+
+/**
+ * ring_buffer_commit_overrun_cpu - writes refused on a ring full of open events
+ * @buffer: the ring buffer
+ * @cpu: the CPU
+ *
+ * Return: events dropped in overwrite mode: nested writers had filled the ring.
+ */
+unsigned long ring_buffer_commit_overrun_cpu(struct trace_buffer *buffer, int cpu)
+{
+	return rb_counter(buffer, cpu, offsetof(struct rb_cpu_buffer, commit_overrun));
+}
+EXPORT_SYMBOL_GPL(ring_buffer_commit_overrun_cpu);
+
+/**
+ * ring_buffer_dropped_events_cpu - writes refused because the buffer was full
+ * @buffer: the ring buffer
+ * @cpu: the CPU
+ *
+ * Return: events dropped in producer/consumer mode.
+ */
+unsigned long ring_buffer_dropped_events_cpu(struct trace_buffer *buffer, int cpu)
+{
+	return rb_counter(buffer, cpu, offsetof(struct rb_cpu_buffer, dropped_events));
+}
+EXPORT_SYMBOL_GPL(ring_buffer_dropped_events_cpu);
+
+/**
+ * ring_buffer_read_events_cpu - events consumed from one CPU's buffer
+ * @buffer: the ring buffer
+ * @cpu: the CPU
+ *
+ * Return: events consumed by reads since the last reset.
+ */
+unsigned long ring_buffer_read_events_cpu(struct trace_buffer *buffer, int cpu)
+{
+	struct rb_cpu_buffer *c = rb_cpu(buffer, cpu);
+
+	return c ? READ_ONCE(c->read) : 0;
+}
+EXPORT_SYMBOL_GPL(ring_buffer_read_events_cpu);
+
+/**
+ * ring_buffer_bytes_cpu - bytes in one CPU's buffer not yet read
+ * @buffer: the ring buffer
+ * @cpu: the CPU
+ *
+ * Return: unread bytes; a sub-buffer the writer has left counts as full.
+ */
+unsigned long ring_buffer_bytes_cpu(struct trace_buffer *buffer, int cpu)
+{
+	struct rb_cpu_buffer *c = rb_cpu(buffer, cpu);
+
+	return c ? local_read(&c->entries_bytes) - READ_ONCE(c->read_bytes) : 0;
+}
+EXPORT_SYMBOL_GPL(ring_buffer_bytes_cpu);
+
+/* Under the reader lock: the time of the oldest unread event, or 0. */
+static u64 rb_oldest_ts(struct rb_cpu_buffer *c)
+{
+	u32 commit = READ_ONCE(c->commit_id), id;
+	struct rb_page *page;
+
+	if (rb_page_len(c->subbufs[c->reader_id].page) > c->read_pos)
+		return c->read_stamp;
+	/* Beyond a used-up reader page the data starts at the head. */
+	if (commit == c->reader_id)
+		return 0;
+	id = rb_slot_id(c, rb_h_vpos(atomic64_read_acquire(&c->head)));
+	page = c->subbufs[id].page;
+	if (id == commit && !rb_page_len(page))
+		return 0;
+	return READ_ONCE(page->time_stamp);
+}
+
+/**
+ * ring_buffer_oldest_event_ts - the time of the oldest event in a CPU's buffer
+ * @buffer: the ring buffer
+ * @cpu: the CPU
+ *
+ * Return: the time stamp of the oldest unread event, 0 if there is none.
+ */
+u64 ring_buffer_oldest_event_ts(struct trace_buffer *buffer, int cpu)
+{
+	struct rb_cpu_buffer *c = rb_cpu(buffer, cpu);
+	unsigned long flags;
+	u64 ts;
+
+	if (!c)
+		return 0;
+	raw_spin_lock_irqsave(&c->reader_lock, flags);
+	ts = rb_oldest_ts(c);
+	raw_spin_unlock_irqrestore(&c->reader_lock, flags);
+	return ts;
+}
+EXPORT_SYMBOL_GPL(ring_buffer_oldest_event_ts);
+
+/* Sub-buffers the writer has filled and left that the reader has not taken. */
+size_t ring_buffer_nr_dirty_pages(struct trace_buffer *buffer, int cpu)
+{
+	struct rb_cpu_buffer *c = rb_cpu(buffer, cpu);
+
+	return c ? rb_dirty(c) : 0;
+}
+
+/* ---- clocks ---- */
+
+/**
+ * ring_buffer_time_stamp - read the buffer's clock
+ * @buffer: the ring buffer
+ *
+ * Return: the current time of the clock events are stamped with.
+ */
+u64 ring_buffer_time_stamp(struct trace_buffer *buffer)
+{
+	typeof(buffer->clock) clock = READ_ONCE(buffer->clock);
+	u64 ts;
+
+	/* Some trace clocks are per-CPU. */
+	preempt_disable_notrace();
+	ts = clock();
+	preempt_enable_notrace();
+	return ts;
+}
+EXPORT_SYMBOL_GPL(ring_buffer_time_stamp);
+
+/**
+ * ring_buffer_normalize_time_stamp - convert a time stamp to clock time
+ * @buffer: the ring buffer
+ * @cpu: the CPU the stamp comes from
+ * @ts: the stamp, converted in place
+ *
+ * Stamps are stored in clock units, so there is nothing to convert.
+ */
+void ring_buffer_normalize_time_stamp(struct trace_buffer *buffer, int cpu, u64 *ts)
+{
+}
+EXPORT_SYMBOL_GPL(ring_buffer_normalize_time_stamp);
+
+/* The caller resets the buffer if stamps of two clocks must not mix. */
+void ring_buffer_set_clock(struct trace_buffer *buffer, u64 (*clock)(void))
+{
+	WRITE_ONCE(buffer->clock, clock);
+}
+
+/* Absolute mode: a TIME_STAMP before every event. */
+void ring_buffer_set_time_stamp_abs(struct trace_buffer *buffer, bool abs)
+{
+	WRITE_ONCE(buffer->time_stamp_abs, abs);
+}
+
+bool ring_buffer_time_stamp_abs(struct trace_buffer *buffer)
+{
+	return READ_ONCE(buffer->time_stamp_abs);
+}
+
+/* ---- waiting and waking ---- */
+
+/* Wake every waiter; each one checks its own condition again. */
+static void rb_wake_all(struct rb_waiters *w)
+{
+	WRITE_ONCE(w->pending, false);
+	WRITE_ONCE(w->full_pending, false);
+	WRITE_ONCE(w->full_min, 0);
+	/* Fully ordered: the flags are clear before anyone is woken. */
+	atomic_inc_return(&w->seq);
+	wake_up_all(&w->wait);
+	wake_up_all(&w->full_wait);
+}
+
+void rb_wakeup_work(struct irq_work *work)
+{
+	rb_wake_all(container_of(work, struct rb_waiters, work));
+}
+
+/*
+ * Has @c (or, if NULL, any CPU of @buffer) what a waiter for @full wants?
+ * A CPU buffer moved by a swap is asked through the buffer it is in now.
+ */
+static bool rb_has_data(struct trace_buffer *buffer, struct rb_cpu_buffer *c, int full)
+{
+	if (!c)
+		return !ring_buffer_empty(buffer);
+	if (full)
+		return rb_watermark_hit(c, full);
+	return !ring_buffer_empty_cpu(READ_ONCE(c->buffer), c->cpu);
+}
+
+/* What writers read (M7); a stale flag costs one needless wake-up. */
+static void rb_set_pending(struct rb_waiters *w, int full)
+{
+	int min = READ_ONCE(w->full_min);
+
+	if (!full) {
+		WRITE_ONCE(w->pending, true);
+		return;
+	}
+	do {
+		if (min && min <= full)
+			break;
+	} while (!try_cmpxchg(&w->full_min, &min, full));
+	WRITE_ONCE(w->full_pending, true);
+}
+
+/* Would a writer have woken @w's waiters? Used by the recheck. */
+static bool rb_waiters_hit(struct rb_waiters *w)
+{
+	struct rb_cpu_buffer *c;
+
+	if (!w->per_cpu)
+		return READ_ONCE(w->pending) &&
+		       rb_has_data(container_of(w, struct trace_buffer, waiters), NULL, 0);
+	c = container_of(w, struct rb_cpu_buffer, waiters);
+	if (READ_ONCE(w->pending) && rb_has_data(NULL, c, 0))
+		return true;
+	return READ_ONCE(w->full_pending) && rb_has_data(NULL, c, READ_ONCE(w->full_min));
+}
+
+static void rb_recheck_fn(struct rcu_head *head);
+
+static void rb_queue_recheck(struct rb_waiters *w)
+{
+	/* Every request counted here set its flag before this call_rcu(). */
+	w->recheck_covered = atomic_read(&w->recheck_req);
+	call_rcu(&w->recheck, rb_recheck_fn);
+}
+
+static void rb_recheck_fn(struct rcu_head *head)
+{
+	struct rb_waiters *w = container_of(head, struct rb_waiters, recheck);
+
+	if (rb_waiters_hit(w))
+		rb_wake_all(w);
+	/* Requests made after the call_rcu() need a grace period of their own. */
+	if (atomic_sub_return(w->recheck_covered, &w->recheck_req))
+		rb_queue_recheck(w);
+}
+
+static void rb_request_recheck(struct rb_waiters *w)
+{
+	if (atomic_inc_return(&w->recheck_req) == 1)
+		rb_queue_recheck(w);
+}
+
+void rb_waiters_init(struct rb_waiters *w, bool per_cpu)
+{
+	init_irq_work(&w->work, rb_wakeup_work);
+	init_waitqueue_head(&w->wait);
+	init_waitqueue_head(&w->full_wait);
+	atomic_set(&w->seq, 0);
+	atomic_set(&w->recheck_req, 0);
+	w->per_cpu = per_cpu;
+}
+
+/* Waiting ends once the rechecks queued for it have run. */
+static void rb_waiters_sync(struct rb_waiters *w)
+{
+	irq_work_sync(&w->work);
+	/* A recheck may queue another while rcu_barrier() runs. */
+	while (atomic_read_acquire(&w->recheck_req))
+		rcu_barrier();
+}
+
+struct rb_wait {
+	struct trace_buffer	*buffer;
+	struct rb_cpu_buffer	*c;		/* NULL: any CPU */
+	struct rb_waiters	*w;
+	int			cpu;
+	int			full;
+	int			seq;
+	ring_buffer_cond_fn	cond;
+	void			*data;
+};
+
+static bool rb_wait_cond(struct rb_wait *wt)
+{
+	if (wt->c && rb_cpu(wt->buffer, wt->cpu) != wt->c)
+		return true;	/* swapped away: the caller must look again */
+	if (rb_has_data(wt->buffer, wt->c, wt->full))
+		return true;
+	if (wt->cond ? wt->cond(wt->data) : atomic_read_acquire(&wt->w->seq) != wt->seq)
+		return true;
+	rb_set_pending(wt->w, wt->full);
+	/* M7: the flag is visible before we look; writers may miss it anyway. */
+	smp_mb();
+	if (rb_has_data(wt->buffer, wt->c, wt->full))
+		return true;
+	rb_request_recheck(wt->w);
+	return false;
+}
+
+/**
+ * ring_buffer_wait - wait for data in the ring buffer
+ * @buffer: the ring buffer
+ * @cpu: the CPU to wait on, or RING_BUFFER_ALL_CPUS for data on any CPU
+ * @full: for one CPU, the percentage of sub-buffers that must be full (0: any data)
+ * @cond: returns true to stop waiting; NULL returns at the first wake-up
+ * @data: passed to @cond
+ *
+ * Return: 0 when woken, -ENODEV for a CPU without a buffer, -ERESTARTSYS on
+ * a signal.
+ */
+int ring_buffer_wait(struct trace_buffer *buffer, int cpu, int full,
+		     ring_buffer_cond_fn cond, void *data)
+{
+	struct rb_wait wt = {
+		.buffer = buffer, .cpu = cpu, .cond = cond, .data = data,
+		.w = &buffer->waiters,
+	};
+
+	if (cpu != RING_BUFFER_ALL_CPUS) {
+		wt.c = rb_cpu(buffer, cpu);
+		if (!wt.c)
+			return -ENODEV;
+		wt.w = &wt.c->waiters;
+		wt.full = full;
+	}
+	wt.seq = atomic_read_acquire(&wt.w->seq);
+	if (wt.full)
+		return wait_event_interruptible(wt.w->full_wait, rb_wait_cond(&wt));
+	return wait_event_interruptible(wt.w->wait, rb_wait_cond(&wt));
+}
+
+/**
+ * ring_buffer_poll_wait - poll for data in the ring buffer
+ * @buffer: the ring buffer
+ * @cpu: the CPU to poll, or RING_BUFFER_ALL_CPUS for any CPU
+ * @filp: the file being polled
+ * @poll_table: the poll table
+ * @full: for one CPU, the percentage of sub-buffers that must be full (0: any data)
+ *
+ * Return: EPOLLIN | EPOLLRDNORM if there is data, EPOLLERR for a CPU without
+ * a buffer, else 0.
+ */
+__poll_t ring_buffer_poll_wait(struct trace_buffer *buffer, int cpu,
+			       struct file *filp, poll_table *poll_table, int full)
+{
+	struct rb_waiters *w = &buffer->waiters;
+	struct rb_cpu_buffer *c = NULL;
+
+	if (cpu != RING_BUFFER_ALL_CPUS) {
+		c = rb_cpu(buffer, cpu);
+		if (!c)
+			return EPOLLERR;
+		w = &c->waiters;
+	} else {
+		full = 0;
+	}
+	poll_wait(filp, full ? &w->full_wait : &w->wait, poll_table);
+	rb_set_pending(w, full);
+	smp_mb();	/* M7, as in rb_wait_cond() */
+	if (rb_has_data(buffer, c, full))
+		return EPOLLIN | EPOLLRDNORM;
+	rb_request_recheck(w);
+	return 0;
+}
+
+/**
+ * ring_buffer_wake_waiters - wake the waiters of a buffer
+ * @buffer: the ring buffer
+ * @cpu: the CPU whose waiters to wake, or RING_BUFFER_ALL_CPUS for all
+ *
+ * Waiters check their condition again; those waiting without one return.
+ * Callable from any context.
+ */
+void ring_buffer_wake_waiters(struct trace_buffer *buffer, int cpu)
+{
+	struct rb_cpu_buffer *c;
+	int i;
+
+	if (!buffer)
+		return;
+	if (cpu != RING_BUFFER_ALL_CPUS) {
+		c = rb_cpu(buffer, cpu);
+		if (c)
+			irq_work_queue(&c->waiters.work);
+		return;
+	}
+	for (i = -1; (c = rb_next_cpu(buffer, &i)); )
+		irq_work_queue(&c->waiters.work);
+	irq_work_queue(&buffer->waiters.work);
+}
+
+/* ---- allocation, hotplug ---- */
+
+/**
+ * __ring_buffer_alloc - allocate a ring buffer
+ * @size: the size in bytes of each per-CPU buffer
+ * @flags: RB_FL_OVERWRITE to overwrite old data when full
+ * @key: the lockdep class of the reader locks
+ *
+ * Each online CPU gets a buffer now, CPUs that come up later when they do.
+ *
+ * Return: the buffer, or NULL.
+ */
+struct trace_buffer *__ring_buffer_alloc(unsigned long size, unsigned int flags,
+					 struct lock_class_key *key)
+{
+	struct trace_buffer *buffer;
+	unsigned long nr;
+	int cpu;
+
+	buffer = kzalloc(ALIGN(sizeof(*buffer), cache_line_size()), GFP_KERNEL);
+	if (!buffer)
+		return NULL;
+	buffer->cpus = kcalloc(nr_cpu_ids, sizeof(*buffer->cpus), GFP_KERNEL);
+	if (!buffer->cpus || !zalloc_cpumask_var(&buffer->cpumask, GFP_KERNEL))
+		goto fail_free;
+
+	buffer->flags = flags;
+	buffer->cpus_nr = nr_cpu_ids;
+	buffer->reader_lock_key = key;
+	buffer->clock = trace_clock_local;
+	buffer->subbuf_order = 0;
+	buffer->subbuf_size = PAGE_SIZE;
+	buffer->max_data_size = rb_capacity(buffer) - RB_LEN_TIME;
+	mutex_init(&buffer->mutex);
+	rb_waiters_init(&buffer->waiters, false);
+
+	nr = rb_nr_for(size, rb_capacity(buffer));
+	if (nr > RB_MAX_SUBBUFS)
+		goto fail_free;
+	/* The hotplug callback sizes the other CPUs like this one. */
+	cpu = raw_smp_processor_id();
+	buffer->cpus[cpu] = rb_alloc_cpu_buffer(buffer, cpu, nr);
+	if (!buffer->cpus[cpu])
+		goto fail_free;
+	cpumask_set_cpu(cpu, buffer->cpumask);
+
+	if (cpuhp_state_add_instance(CPUHP_TRACE_RB_PREPARE, &buffer->node) < 0)
+		goto fail_free_cpus;
+	return buffer;
+
+fail_free_cpus:
+	for_each_cpu(cpu, buffer->cpumask)
+		rb_free_cpu_buffer(buffer->cpus[cpu], buffer->subbuf_order);
+fail_free:
+	free_cpumask_var(buffer->cpumask);
+	kfree(buffer->cpus);
+	kfree(buffer);
+	return NULL;
+}
+EXPORT_SYMBOL_GPL(__ring_buffer_alloc);
+
+/**
+ * ring_buffer_free - free a ring buffer
+ * @buffer: the buffer; nobody may write, read or wait on it any more
+ */
+void ring_buffer_free(struct trace_buffer *buffer)
+{
+	unsigned int order = buffer->subbuf_order;
+	int cpu;
+
+	cpuhp_state_remove_instance(CPUHP_TRACE_RB_PREPARE, &buffer->node);
+	rb_waiters_sync(&buffer->waiters);
+	for_each_cpu(cpu, buffer->cpumask) {
+		rb_waiters_sync(&buffer->cpus[cpu]->waiters);
+		rb_free_cpu_buffer(buffer->cpus[cpu], order);
+	}
+	free_cpumask_var(buffer->cpumask);
+	kfree(buffer->cpus);
+#if IS_ENABLED(CONFIG_RING_BUFFER_KUNIT_TEST)
+	kfree(buffer->test_hook);
+#endif
+	kfree(buffer);
+}
+EXPORT_SYMBOL_GPL(ring_buffer_free);
+
+/*
+ * CPUHP_TRACE_RB_PREPARE callback: give a CPU coming up its buffer, sized
+ * like the others if they all agree, else minimal. Buffers of CPUs that go
+ * down stay, with what they recorded.
+ */
+int trace_rb_cpu_prepare(unsigned int cpu, struct hlist_node *node)
+{
+	struct trace_buffer *buffer = container_of(node, struct trace_buffer, node);
+	struct rb_cpu_buffer *c;
+	unsigned int nr = 0;
+	int i;
+
+	if (cpumask_test_cpu(cpu, buffer->cpumask))
+		return 0;
+	for (i = -1; (c = rb_next_cpu(buffer, &i)); ) {
+		if (nr && c->nr != nr) {
+			nr = 2;
+			break;
+		}
+		nr = c->nr;
+	}
+	c = rb_alloc_cpu_buffer(buffer, cpu, max(nr, 2U));
+	if (!c) {
+		pr_warn("ring buffer: no memory for the buffer of CPU %u\n", cpu);
+		return -ENOMEM;
+	}
+	WRITE_ONCE(buffer->cpus[cpu], c);
+	smp_wmb();	/* rb_cpu(): the buffer is complete once the CPU is in the mask */
+	cpumask_set_cpu(cpu, buffer->cpumask);
+	return 0;
+}
+
+/*
+ * ---- mmap and persistent ranges: not supported yet ----
+ *
+ * No mapping can exist, so there is nothing to duplicate, unmap or hand
+ * out; no buffer lives in a caller's range or holds a previous boot's data.
+ */
+
+int ring_buffer_map(struct trace_buffer *buffer, int cpu, struct vm_area_struct *vma)
+{
+	return -EOPNOTSUPP;
+}
+
+void ring_buffer_map_dup(struct trace_buffer *buffer, int cpu)
+{
+}
+
+int ring_buffer_unmap(struct trace_buffer *buffer, int cpu)
+{
+	return -ENODEV;
+}
+
+int ring_buffer_map_get_reader(struct trace_buffer *buffer, int cpu)
+{
+	return -ENODEV;
+}
+
+struct trace_buffer *
+__ring_buffer_alloc_range(unsigned long size, unsigned int flags, int order,
+			  unsigned long start, unsigned long range_size, struct lock_class_key *key)
+{
+	pr_warn("ring buffer: persistent range buffers are not supported yet\n");
+	return NULL;
+}
+
+bool ring_buffer_last_boot_delta(struct trace_buffer *buffer, long *text, long *data)
+{
+	return false;
+}
+
+int ring_buffer_meta_seq_init(struct file *file, struct trace_buffer *buffer, int cpu)
+{
+	return -ENODEV;
+}

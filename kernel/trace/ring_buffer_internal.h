@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Structures shared by the ring buffer's files. The design, the invariants
+ * R1-R5 and the memory-ordering pairs M1-M7 referred to in comments are in
+ * Documentation/trace/ring-buffer-design.rst.
+ *
+ * A per-CPU buffer is an array of sub-buffer descriptors indexed by a small
+ * id, and a ring of slots holding ids in the order the writer fills them.
+ * Writers on one CPU share two packed words:
+ *
+ *   write:  vpos:22 | id:22 | offset:20   (local64_t, this CPU's writers only)
+ *   head:   vpos:22 | behind:22           (atomic64_t, writers and the reader)
+ *
+ * vpos is a slot position counted modulo 2 * nr, so that a full ring and an
+ * empty one differ. Every change of either word is a cmpxchg of the whole
+ * word, so one compare decides every race between a writer, a nested writer
+ * and the reader; no flag bits live in pointers.
+ */
+#ifndef _RING_BUFFER_INTERNAL_H
+#define _RING_BUFFER_INTERNAL_H
+
+#include <linux/ring_buffer.h>
+#include <linux/irq_work.h>
+#include <linux/spinlock.h>
+#include <linux/mutex.h>
+#include <linux/wait.h>
+#include <linux/rcupdate.h>
+#include <asm/local64.h>
+#include <asm/local.h>
+
+/* ---- the ABI: sub-buffer and event layout ---- */
+
+/* Where 64-bit loads must be aligned, every event is 8-byte aligned. */
+#ifdef CONFIG_HAVE_64BIT_ALIGNED_ACCESS
+# define RB_FORCE_8		1
+# define RB_ARCH_ALIGN		8U
+#else
+# define RB_FORCE_8		0
+# define RB_ARCH_ALIGN		4U
+#endif
+
+struct rb_page {
+	u64		time_stamp;	/* time of the first event */
+	local_t		commit;		/* bytes of committed events */
+	unsigned char	data[] __aligned(RB_ARCH_ALIGN);
+};
+
+#define RB_PAGE_HDR		offsetof(struct rb_page, data)
+#define RB_EVENT_HDR		4U
+#define RB_SMALL_MAX		(4U * RINGBUF_TYPE_DATA_TYPE_LEN_MAX)
+#define RB_LEN_TIME		8U	/* TIME_EXTEND and TIME_STAMP */
+#define RB_DELTA_BITS		27
+#define RB_DELTA_MASK		((1ULL << RB_DELTA_BITS) - 1)
+#define RB_STAMP_BITS		59
+#define RB_STAMP_MASK		((1ULL << RB_STAMP_BITS) - 1)
+#define RB_MISSED_EVENTS	BIT(31)
+#define RB_MISSED_STORED	BIT(30)
+#define RB_MISSED_MASK		(RB_MISSED_EVENTS | RB_MISSED_STORED)
+#define RB_MAX_ORDER		7
+
+/* ---- packed words ---- */
+
+#define RB_OFF_BITS		20
+#define RB_ID_BITS		22
+#define RB_VPOS_BITS		22
+#define RB_MAX_SUBBUFS		((1U << (RB_ID_BITS - 1)) - 1)
+
+static inline u64 rb_wword(u32 vpos, u32 id, u32 off)
+{
+	return ((u64)vpos << (RB_ID_BITS + RB_OFF_BITS)) |
+	       ((u64)id << RB_OFF_BITS) | off;
+}
+
+static inline u32 rb_w_off(u64 w)
+{
+	return w & ((1U << RB_OFF_BITS) - 1);
+}
+
+static inline u32 rb_w_id(u64 w)
+{
+	return (w >> RB_OFF_BITS) & ((1U << RB_ID_BITS) - 1);
+}
+
+static inline u32 rb_w_vpos(u64 w)
+{
+	return w >> (RB_ID_BITS + RB_OFF_BITS);
+}
+
+static inline u64 rb_hword(u32 vpos, u32 behind)
+{
+	return ((u64)vpos << RB_ID_BITS) | behind;
+}
+
+static inline u32 rb_h_vpos(u64 h)
+{
+	return h >> RB_ID_BITS;
+}
+
+static inline u32 rb_h_behind(u64 h)
+{
+	return h & ((1U << RB_ID_BITS) - 1);
+}
+
+/* ---- per-CPU structures ---- */
+
+struct rb_subbuf {
+	struct rb_page	*page;
+	local_t		entries;	/* data events reserved in this lap */
+	unsigned int	data_end;	/* where events end once closed */
+	unsigned int	tail_bytes;	/* unused end, counted in entries_bytes */
+	unsigned long	gen;		/* bumped when the writer enters it */
+	unsigned long	events_before;	/* events written before this one */
+};
+
+/* One open reservation: enough to discard it and to give its time. */
+struct rb_open {
+	u64		ts;
+	u64		start;		/* write word before the reservation */
+	u64		end;		/* write word after it */
+	unsigned int	id;
+};
+
+#define RB_MAX_OPEN		8
+
+struct rb_waiters {
+	struct irq_work		work;
+	wait_queue_head_t	wait;
+	wait_queue_head_t	full_wait;
+	atomic_t		seq;		/* bumped by ring_buffer_wake_waiters() */
+	bool			pending;	/* someone waits for any data */
+	bool			full_pending;	/* someone waits for a watermark */
+	int			full_min;	/* lowest watermark waited for */
+	bool			per_cpu;	/* in a rb_cpu_buffer, else in the buffer */
+	/*
+	 * The waiters' recheck (design, "Waiting and waking"): recheck_req
+	 * counts the requests not yet covered by a grace period that began
+	 * after them; recheck_covered is how many the queued one covers.
+	 */
+	struct rcu_head		recheck;
+	atomic_t		recheck_req;
+	int			recheck_covered;
+};
+
+struct trace_buffer;
+
+struct rb_cpu_buffer {
+	/* This CPU's writers only. */
+	local64_t		write;
+	local_t			committing;	/* open writers on this CPU */
+	unsigned long		ctx;		/* recursion bits */
+	unsigned int		ctx_shift;	/* 5 per ring_buffer_nest_start() */
+	struct rb_open		open[RB_MAX_OPEN];
+	u64			last_ts;	/* the stamp record */
+	u64			last_end;
+	unsigned int		commit_vpos;
+
+	/* Written by this CPU's writers, read by everyone. */
+	local_t			entries;	/* committed events */
+	local_t			overrun;	/* events evicted */
+	local_t			commit_overrun;
+	local_t			dropped_events;
+	local_t			entries_bytes;
+	local_t			entered;	/* sub-buffers entered */
+	local_t			evicted;	/* sub-buffers evicted */
+	u32			commit_id;	/* sub-buffer holding the commit */
+
+	/* Shared with the reader. */
+	atomic64_t		head;
+	u32			*slots;		/* nr ids in ring order */
+	struct rb_subbuf	*subbufs;	/* nr + 1 descriptors by id */
+	unsigned int		nr;
+
+	/* The reader, under reader_lock. */
+	raw_spinlock_t		reader_lock;
+	u32			reader_id;
+	unsigned int		read_pos;	/* bytes consumed on the reader's page */
+	u64			read_stamp;	/* time of the event at read_pos */
+	unsigned long		seen;		/* events before the reader's page */
+	unsigned long		lost_events;	/* to report with the next read */
+	unsigned long		reads;		/* bumped on every consuming step */
+	unsigned long		read;		/* events consumed */
+	unsigned long		read_bytes;
+	unsigned long		taken;		/* sub-buffers taken by the reader */
+
+	/* Control. */
+	struct trace_buffer	*buffer;
+	int			cpu;
+	atomic_t		record_disabled;
+	atomic_t		resize_disabled;
+	bool			quiesced;	/* stopped by a control op; buffer->mutex */
+	struct rb_page		*spare;		/* a free page for read pages */
+	unsigned int		spare_order;
+	struct rb_waiters	waiters;
+};
+
+struct rb_test_hook;
+
+struct trace_buffer {
+	unsigned int			flags;
+	int				cpus_nr;
+	atomic_t			record_disabled;
+	atomic_t			resizing;
+	cpumask_var_t			cpumask;
+	struct lock_class_key		*reader_lock_key;
+	struct mutex			mutex;		/* serializes control operations */
+	struct rb_cpu_buffer		**cpus;
+	struct hlist_node		node;
+	u64				(*clock)(void);
+	struct rb_waiters		waiters;
+	bool				time_stamp_abs;
+	unsigned int			subbuf_order;
+	unsigned int			subbuf_size;	/* bytes, header included */
+	unsigned int			max_data_size;
+#if IS_ENABLED(CONFIG_RING_BUFFER_KUNIT_TEST)
+	struct rb_test_hook		*test_hook;
+#endif
+};
+
+#define RB_BUFFER_OFF		BIT(20)
+
+struct buffer_data_read_page {
+	unsigned int	order;
+	struct rb_page	*data;
+};
+
+struct ring_buffer_iter {
+	struct rb_cpu_buffer	*cpu_buffer;
+	u32			id;
+	unsigned int		vpos;
+	unsigned int		offset;		/* next event on the sub-buffer */
+	unsigned long		gen;
+	unsigned long		reads;		/* cpu_buffer->reads when started */
+	u64			read_stamp;	/* time before the event at offset */
+	u64			event_ts;	/* time of the copied event */
+	bool			dropped;
+	bool			have_event;
+	unsigned int		event_size;
+	struct ring_buffer_event *event;	/* a copy, event_size bytes */
+};
+
+/* ---- small helpers used by every file ---- */
+
+static inline unsigned int rb_capacity(struct trace_buffer *buffer)
+{
+	return buffer->subbuf_size - RB_PAGE_HDR;
+}
+
+static inline unsigned int rb_vpos_next(struct rb_cpu_buffer *cpu, unsigned int vpos)
+{
+	return vpos + 1 == 2 * cpu->nr ? 0 : vpos + 1;
+}
+
+/* Distance from @from forward to @to, in slots, modulo 2 * nr. */
+static inline unsigned int rb_vpos_dist(struct rb_cpu_buffer *cpu, unsigned int from,
+					unsigned int to)
+{
+	return to >= from ? to - from : to + 2 * cpu->nr - from;
+}
+
+static inline struct rb_subbuf *rb_subbuf(struct rb_cpu_buffer *cpu, u32 id)
+{
+	return &cpu->subbufs[id];
+}
+
+/* The id in the slot at @vpos, with R1 applied (see the design document). */
+static inline u32 rb_slot_id(struct rb_cpu_buffer *cpu, unsigned int vpos)
+{
+	u64 h = atomic64_read_acquire(&cpu->head);
+	unsigned int behind = rb_h_vpos(h) ? rb_h_vpos(h) - 1 : 2 * cpu->nr - 1;
+
+	if (vpos % cpu->nr == behind % cpu->nr)
+		return rb_h_behind(h);
+	return READ_ONCE(cpu->slots[vpos % cpu->nr]);
+}
+
+/*
+ * Bytes of committed data on a page, the missed-events bits masked. The
+ * read barrier pairs with the writer's smp_wmb() before it stores the
+ * commit word (M1): the bytes below the length are then visible.
+ */
+static inline unsigned int rb_page_len(struct rb_page *page)
+{
+	unsigned long commit = local_read(&page->commit);
+
+	smp_rmb();	/* M1 */
+	return commit & ~RB_MISSED_MASK;
+}
+
+unsigned int rb_event_bytes(unsigned int len);
+unsigned int rb_event_size(struct ring_buffer_event *event);
+u64 rb_event_stamp(struct rb_page *page, struct ring_buffer_event *event);
+
+/* ring_buffer.c: reader side of the ring */
+bool rb_reader_page(struct rb_cpu_buffer *cpu);
+void rb_reset_cpu_ring(struct rb_cpu_buffer *cpu);
+/* Publish everything up to write word @w; also used by control ops, quiesced. */
+void rb_publish(struct rb_cpu_buffer *cpu, u64 w);
+void rb_wakeup_work(struct irq_work *work);
+bool rb_watermark_hit(struct rb_cpu_buffer *cpu, int full);
+unsigned long rb_dirty(struct rb_cpu_buffer *cpu);
+
+/* ring_buffer_control.c */
+struct rb_cpu_buffer *rb_cpu(struct trace_buffer *buffer, int cpu);
+void rb_waiters_init(struct rb_waiters *w, bool per_cpu);
+
+/* ring_buffer_read.c */
+struct ring_buffer_event *rb_peek_reader(struct rb_cpu_buffer *cpu, u64 *ts,
+					 unsigned long *lost);
+void rb_advance_reader(struct rb_cpu_buffer *cpu);
+
+/* ---- test hooks, compiled in only for the KUnit suites ---- */
+
+enum rb_test_point {
+	RB_TP_RESERVE_READ,
+	RB_TP_RESERVE_DONE,
+	RB_TP_MOVE_DECIDED,
+	RB_TP_EVICT_WON,
+	RB_TP_MOVE_CLOSED,
+	RB_TP_COMMIT_READ,
+	RB_TP_COMMIT_DROPPED,
+	RB_TP_DISCARD,
+	RB_TP_SWAP_READ,
+	RB_TP_SWAP_WON,
+	RB_TP_NR,
+};
+
+typedef void (*rb_test_fn)(struct trace_buffer *buffer, int cpu,
+			   enum rb_test_point pt, void *data);
+
+#if IS_ENABLED(CONFIG_RING_BUFFER_KUNIT_TEST)
+struct rb_test_hook {
+	rb_test_fn	fn;
+	void		*data;
+};
+
+void rb_set_test_hook(struct trace_buffer *buffer, rb_test_fn fn, void *data);
+int rb_check_invariants(struct trace_buffer *buffer, int cpu);
+
+static inline void rb_test_point(struct rb_cpu_buffer *cpu, enum rb_test_point pt)
+{
+	struct rb_test_hook *hook = READ_ONCE(cpu->buffer->test_hook);
+
+	if (unlikely(hook))
+		hook->fn(cpu->buffer, cpu->cpu, pt, hook->data);
+}
+#else
+static inline void rb_test_point(struct rb_cpu_buffer *cpu, enum rb_test_point pt)
+{
+}
+#endif
+
+#endif /* _RING_BUFFER_INTERNAL_H */

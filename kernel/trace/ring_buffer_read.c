@@ -1,0 +1,976 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The ring buffer's readers: event decoding, consuming reads, iterators,
+ * page reads for trace_pipe_raw and splice, and the header files. The
+ * design is in Documentation/trace/ring-buffer-design.rst, "The reader".
+ *
+ * Relies on:
+ *  - Every step runs under the per-CPU reader_lock, interrupts off. Only
+ *    rb_reader_page(), called from here, rearranges slots[] or changes
+ *    reader_id, so under the lock the id in each slot is fixed (R1, R2).
+ *    Writers take no lock and may run between any two instructions.
+ *  - Bytes below rb_page_len() are final (M1); a sub-buffer's length is
+ *    final once commit_id names another one and its gen is unchanged (M2).
+ *  - A ring sub-buffer's bytes change only after its gen does (M5), and the
+ *    writer enters sub-buffers in slot order: while one's gen holds still,
+ *    the gen read of the next one belongs to the same lap.
+ * Maintains:
+ *  - Every byte the reader passes counts once in read_bytes, every data
+ *    event once in read; a loss is reported once, with the event after it.
+ *  - reads changes whenever a consuming step may take data from under an
+ *    iterator, which then starts again at the reader's position.
+ *  - A page from ring_buffer_read_page() holds whole events, each time
+ *    event with its event, then the lost-event count if flagged, then zeroes.
+ */
+
+#include <linux/export.h>
+#include <linux/gfp.h>
+#include <linux/hardirq.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/topology.h>
+#include <linux/trace_seq.h>
+
+#include "ring_buffer_internal.h"
+
+/* iter->vpos while the iterator is on the reader's sub-buffer */
+#define RB_ITER_READER		UINT_MAX
+/* laps and head races one iterator step puts up with */
+#define RB_ITER_TRIES		8
+
+/* ---- events ---- */
+
+static bool rb_is_data(struct ring_buffer_event *event)
+{
+	return event->type_len <= RINGBUF_TYPE_DATA_TYPE_LEN_MAX;
+}
+
+/* Bytes @event takes, header included; 0 ends a sub-buffer's events. */
+unsigned int rb_event_size(struct ring_buffer_event *event)
+{
+	switch (event->type_len) {
+	case RINGBUF_TYPE_PADDING:
+		return event->time_delta ? event->array[0] + RB_EVENT_HDR : 0;
+	case RINGBUF_TYPE_TIME_EXTEND:
+	case RINGBUF_TYPE_TIME_STAMP:
+		return RB_LEN_TIME;
+	case 0:
+		return event->array[0] + RB_EVENT_HDR;
+	default:
+		return event->type_len * 4 + RB_EVENT_HDR;
+	}
+}
+
+/* A TIME_STAMP's 59 bits; the bits above come from its sub-buffer's stamp. */
+u64 rb_event_stamp(struct rb_page *page, struct ring_buffer_event *event)
+{
+	u64 low = ((u64)event->array[0] << RB_DELTA_BITS) | event->time_delta;
+
+	return (low & RB_STAMP_MASK) | (READ_ONCE(page->time_stamp) & ~RB_STAMP_MASK);
+}
+
+/* The running time after @event on @page, given the time @ts before it. */
+static u64 rb_time_after(struct rb_page *page, struct ring_buffer_event *event, u64 ts)
+{
+	switch (event->type_len) {
+	case RINGBUF_TYPE_PADDING:
+		return ts;
+	case RINGBUF_TYPE_TIME_EXTEND:
+		return ts + (((u64)event->array[0] << RB_DELTA_BITS) | event->time_delta);
+	case RINGBUF_TYPE_TIME_STAMP:
+		return rb_event_stamp(page, event);
+	default:
+		return ts + event->time_delta;
+	}
+}
+
+/* Callers may hand us the TIME_EXTEND or TIME_STAMP in front of an event. */
+static struct ring_buffer_event *rb_skip_time(struct ring_buffer_event *event)
+{
+	if (event->type_len >= RINGBUF_TYPE_TIME_EXTEND)
+		return (void *)event + RB_LEN_TIME;
+	return event;
+}
+
+/**
+ * ring_buffer_event_length - the payload size of an event
+ * @event: a data event, or the time event in front of one
+ *
+ * Return: the bytes usable for data, which may exceed what was reserved by
+ * the rounding; for a padding event, its size on the sub-buffer.
+ */
+unsigned int ring_buffer_event_length(struct ring_buffer_event *event)
+{
+	unsigned int size;
+
+	event = rb_skip_time(event);
+	size = rb_event_size(event);
+	if (!rb_is_data(event))
+		return size;
+	/* A type_len 0 event spends array[0] on the length. */
+	return size - RB_EVENT_HDR - (event->type_len ? 0 : sizeof(event->array[0]));
+}
+EXPORT_SYMBOL_GPL(ring_buffer_event_length);
+
+/**
+ * ring_buffer_event_data - the payload of an event
+ * @event: a data event, or the time event in front of one
+ *
+ * Return: a pointer to the first payload byte.
+ */
+void *ring_buffer_event_data(struct ring_buffer_event *event)
+{
+	event = rb_skip_time(event);
+	return event->type_len ? (void *)&event->array[0] : (void *)&event->array[1];
+}
+EXPORT_SYMBOL_GPL(ring_buffer_event_data);
+
+/* ---- consuming reads (reader_lock held) ---- */
+
+/*
+ * An NMI, an oops dump say, may have interrupted the lock's holder on this
+ * CPU: spinning would never end, so there a busy lock means "no data".
+ */
+static bool rb_read_lock(struct rb_cpu_buffer *cpu, unsigned long *flags)
+{
+	if (unlikely(in_nmi()))
+		return raw_spin_trylock_irqsave(&cpu->reader_lock, *flags);
+	raw_spin_lock_irqsave(&cpu->reader_lock, *flags);
+	return true;
+}
+
+static struct rb_page *rb_reader_subbuf_page(struct rb_cpu_buffer *cpu)
+{
+	return cpu->subbufs[cpu->reader_id].page;
+}
+
+static struct ring_buffer_event *rb_reader_event(struct rb_cpu_buffer *cpu)
+{
+	return (void *)&rb_reader_subbuf_page(cpu)->data[cpu->read_pos];
+}
+
+/*
+ * Consume the item at read_pos, below @end: an event, a time event or a
+ * padding. A padding without a length, or a length running past @end,
+ * cannot be walked past, so the rest up to @end goes with it.
+ */
+static void rb_reader_pass(struct rb_cpu_buffer *cpu, unsigned int end)
+{
+	struct rb_page *page = rb_reader_subbuf_page(cpu);
+	struct ring_buffer_event *event = rb_reader_event(cpu);
+	unsigned int size = rb_event_size(event);
+
+	if (!size || size > end - cpu->read_pos)
+		size = end - cpu->read_pos;
+	if (rb_is_data(event))
+		cpu->read++;
+	cpu->read_stamp = rb_time_after(page, event, cpu->read_stamp);
+	cpu->read_pos += size;
+	cpu->read_bytes += size;
+}
+
+/*
+ * The next data event for a consuming reader, with its time and the loss
+ * before it; time events and paddings in front of it are consumed.
+ */
+struct ring_buffer_event *rb_peek_reader(struct rb_cpu_buffer *cpu, u64 *ts,
+					 unsigned long *lost)
+{
+	unsigned long taken = cpu->taken;
+	struct ring_buffer_event *event;
+
+	/* A whole ring of discarded events is all a writer can keep us busy with. */
+	while (cpu->taken - taken <= cpu->nr && rb_reader_page(cpu)) {
+		event = rb_reader_event(cpu);
+		if (rb_is_data(event)) {
+			if (ts)
+				*ts = cpu->read_stamp + event->time_delta;
+			if (lost)
+				*lost = cpu->lost_events;
+			return event;
+		}
+		rb_reader_pass(cpu, rb_page_len(rb_reader_subbuf_page(cpu)));
+	}
+	return NULL;
+}
+
+/* Consume the event rb_peek_reader() returned, and the loss it reported. */
+void rb_advance_reader(struct rb_cpu_buffer *cpu)
+{
+	unsigned int end = rb_page_len(rb_reader_subbuf_page(cpu));
+
+	if (WARN_ON_ONCE(cpu->read_pos >= end))
+		return;
+	rb_reader_pass(cpu, end);
+	cpu->lost_events = 0;
+	cpu->reads++;
+}
+
+static struct ring_buffer_event *
+rb_read_next(struct trace_buffer *buffer, int cpu, u64 *ts, unsigned long *lost,
+	     bool consume)
+{
+	struct rb_cpu_buffer *cb = rb_cpu(buffer, cpu);
+	struct ring_buffer_event *event;
+	unsigned long flags;
+
+	if (!cb || !rb_read_lock(cb, &flags))
+		return NULL;
+	event = rb_peek_reader(cb, ts, lost);
+	if (event && consume)
+		rb_advance_reader(cb);
+	raw_spin_unlock_irqrestore(&cb->reader_lock, flags);
+	return event;
+}
+
+/**
+ * ring_buffer_peek - look at the next event without consuming it
+ * @buffer: the ring buffer
+ * @cpu: the CPU to read
+ * @ts: where to store the event's time stamp (may be NULL)
+ * @lost_events: where to store the events lost before it (may be NULL)
+ *
+ * Return: the event, valid until the next consuming read of @cpu, or NULL.
+ */
+struct ring_buffer_event *
+ring_buffer_peek(struct trace_buffer *buffer, int cpu, u64 *ts,
+		 unsigned long *lost_events)
+{
+	return rb_read_next(buffer, cpu, ts, lost_events, false);
+}
+EXPORT_SYMBOL_GPL(ring_buffer_peek);
+
+/**
+ * ring_buffer_consume - return the next event and consume it
+ * @buffer: the ring buffer
+ * @cpu: the CPU to read
+ * @ts: where to store the event's time stamp (may be NULL)
+ * @lost_events: where to store the events lost before it, once (may be NULL)
+ *
+ * Return: the event, valid until the next consuming read of @cpu, or NULL.
+ */
+struct ring_buffer_event *
+ring_buffer_consume(struct trace_buffer *buffer, int cpu, u64 *ts,
+		    unsigned long *lost_events)
+{
+	return rb_read_next(buffer, cpu, ts, lost_events, true);
+}
+EXPORT_SYMBOL_GPL(ring_buffer_consume);
+
+/*
+ * Whether a consuming read would find nothing, without taking a sub-buffer:
+ * the reader's page is used up and the writer is on it, or the next one
+ * to take is the commit sub-buffer and holds nothing yet.
+ */
+static bool rb_cpu_empty(struct rb_cpu_buffer *cpu)
+{
+	u32 head, commit;
+
+	/* M2: commit_id first; once it has moved on, the length is final. */
+	commit = smp_load_acquire(&cpu->commit_id);
+	if (cpu->read_pos < rb_page_len(rb_reader_subbuf_page(cpu)))
+		return false;
+	if (commit == cpu->reader_id)
+		return true;
+	head = rb_slot_id(cpu, rb_h_vpos(atomic64_read_acquire(&cpu->head)));
+	return head == commit && !rb_page_len(cpu->subbufs[head].page);
+}
+
+/**
+ * ring_buffer_empty_cpu - is one CPU's buffer empty?
+ * @buffer: the ring buffer
+ * @cpu: the CPU
+ *
+ * Return: true if a consuming read of @cpu would find nothing now; also
+ * for a CPU the buffer has no per-CPU buffer for.
+ */
+bool ring_buffer_empty_cpu(struct trace_buffer *buffer, int cpu)
+{
+	struct rb_cpu_buffer *cb = rb_cpu(buffer, cpu);
+	unsigned long flags;
+	bool empty;
+
+	if (!cb || !rb_read_lock(cb, &flags))
+		return true;
+	empty = rb_cpu_empty(cb);
+	raw_spin_unlock_irqrestore(&cb->reader_lock, flags);
+	return empty;
+}
+EXPORT_SYMBOL_GPL(ring_buffer_empty_cpu);
+
+/**
+ * ring_buffer_empty - is the whole ring buffer empty?
+ * @buffer: the ring buffer
+ *
+ * Return: true if no CPU had anything to read when it was checked.
+ */
+bool ring_buffer_empty(struct trace_buffer *buffer)
+{
+	int i;
+
+	for_each_cpu(i, buffer->cpumask)
+		if (!ring_buffer_empty_cpu(buffer, i))
+			return false;
+	return true;
+}
+EXPORT_SYMBOL_GPL(ring_buffer_empty);
+
+/* ---- iterators (reader_lock held) ---- */
+
+enum rb_iter_step {
+	RB_STEP_EVENT,		/* a data event is copied */
+	RB_STEP_NEXT,		/* passed a time event or padding */
+	RB_STEP_MOVED,		/* went on to another sub-buffer, or tried to */
+	RB_STEP_LAPPED,		/* the writer re-entered our sub-buffer */
+	RB_STEP_END,		/* at the commit point */
+};
+
+/* Has the writer re-entered the iterator's sub-buffer since it arrived? */
+static bool rb_iter_lapped(struct ring_buffer_iter *iter)
+{
+	if (iter->vpos == RB_ITER_READER)
+		return false;
+	smp_rmb();	/* M5: the reads before are good if gen held still */
+	return READ_ONCE(iter->cpu_buffer->subbufs[iter->id].gen) != iter->gen;
+}
+
+/* Go back to where the consuming reader is. */
+static void rb_iter_restart(struct ring_buffer_iter *iter)
+{
+	struct rb_cpu_buffer *cpu = iter->cpu_buffer;
+
+	iter->id = cpu->reader_id;
+	iter->vpos = RB_ITER_READER;
+	iter->offset = cpu->read_pos;
+	iter->read_stamp = cpu->read_stamp;
+	iter->reads = cpu->reads;
+	iter->have_event = false;
+}
+
+static void rb_iter_set(struct ring_buffer_iter *iter, unsigned int vpos, u32 id,
+			unsigned long gen)
+{
+	iter->vpos = vpos;
+	iter->id = id;
+	iter->gen = gen;
+	iter->offset = 0;
+	iter->have_event = false;
+}
+
+/* Go to the oldest sub-buffer in the ring; false if it was evicted meanwhile. */
+static bool rb_iter_to_head(struct ring_buffer_iter *iter)
+{
+	struct rb_cpu_buffer *cpu = iter->cpu_buffer;
+	u64 head = atomic64_read_acquire(&cpu->head);
+	u32 id = rb_slot_id(cpu, rb_h_vpos(head));
+	unsigned long gen;
+
+	/* M5, M4: an evictor moves the head before it bumps gen and reuses id. */
+	gen = smp_load_acquire(&cpu->subbufs[id].gen);
+	if (atomic64_read(&cpu->head) != head)
+		return false;
+	rb_iter_set(iter, rb_h_vpos(head), id, gen);
+	return true;
+}
+
+/* Leave a sub-buffer the commit point has passed for the next one. */
+static enum rb_iter_step rb_iter_to_next(struct ring_buffer_iter *iter)
+{
+	struct rb_cpu_buffer *cpu = iter->cpu_buffer;
+	unsigned int vpos;
+	unsigned long gen;
+	u32 id;
+
+	if (iter->vpos == RB_ITER_READER) {
+		rb_iter_to_head(iter);
+		return RB_STEP_MOVED;
+	}
+	vpos = rb_vpos_next(cpu, iter->vpos);
+	id = rb_slot_id(cpu, vpos);
+	/* M5: the writer re-enters @id only after ours; if ours held, so did @id. */
+	gen = smp_load_acquire(&cpu->subbufs[id].gen);
+	if (rb_iter_lapped(iter))
+		return RB_STEP_LAPPED;
+	rb_iter_set(iter, vpos, id, gen);
+	return RB_STEP_MOVED;
+}
+
+/*
+ * Copy the item at iter->offset, below @len on @page, and take it in if no
+ * writer touched the sub-buffer meanwhile. A data event stays put, for
+ * ring_buffer_iter_advance() to pass.
+ */
+static enum rb_iter_step rb_iter_copy(struct ring_buffer_iter *iter, struct rb_page *page,
+				      unsigned int len)
+{
+	struct ring_buffer_event *src = (void *)&page->data[iter->offset];
+	unsigned int size = rb_event_size(src);
+	u64 before, after;
+
+	if (!size || size > len - iter->offset || size > iter->event_size) {
+		if (rb_iter_lapped(iter))
+			return RB_STEP_LAPPED;
+		/* Nothing walkable is left on this sub-buffer. */
+		iter->offset = len;
+		return RB_STEP_NEXT;
+	}
+	memcpy(iter->event, src, size);
+	/* The stamp of an empty sub-buffer is set with its first event. */
+	before = iter->offset ? iter->read_stamp : READ_ONCE(page->time_stamp);
+	after = rb_time_after(page, iter->event, before);
+	if (rb_iter_lapped(iter))
+		return RB_STEP_LAPPED;
+	if (rb_is_data(iter->event)) {
+		iter->read_stamp = before;
+		iter->event_ts = after;
+		iter->have_event = true;
+		return RB_STEP_EVENT;
+	}
+	iter->read_stamp = after;
+	iter->offset += size;
+	return RB_STEP_NEXT;
+}
+
+static enum rb_iter_step rb_iter_step(struct ring_buffer_iter *iter)
+{
+	struct rb_cpu_buffer *cpu = iter->cpu_buffer;
+	struct rb_page *page = cpu->subbufs[iter->id].page;
+	unsigned int len;
+	bool last;
+
+	/* M2: commit_id first; once it has moved on, the length is final. */
+	last = smp_load_acquire(&cpu->commit_id) == iter->id;
+	len = rb_page_len(page);
+
+	if (iter->offset < len)
+		return rb_iter_copy(iter, page, len);
+	if (rb_iter_lapped(iter))
+		return RB_STEP_LAPPED;
+	if (last)
+		return RB_STEP_END;
+	return rb_iter_to_next(iter);
+}
+
+/*
+ * Find the next data event. The moves are bounded, so a writer on another
+ * CPU cannot keep the iterator here; within a sub-buffer every step
+ * advances.
+ */
+static struct ring_buffer_event *rb_iter_fetch(struct ring_buffer_iter *iter)
+{
+	unsigned int moves = 0, budget = 2 * iter->cpu_buffer->nr + RB_ITER_TRIES;
+
+	while (moves < budget) {
+		switch (rb_iter_step(iter)) {
+		case RB_STEP_EVENT:
+			return iter->event;
+		case RB_STEP_END:
+			return NULL;
+		case RB_STEP_LAPPED:
+			/* Resume at the oldest event left: all in between is gone. */
+			iter->dropped = true;
+			rb_iter_to_head(iter);
+			moves++;
+			break;
+		case RB_STEP_MOVED:
+			moves++;
+			break;
+		case RB_STEP_NEXT:
+			break;
+		}
+	}
+	return NULL;
+}
+
+static struct ring_buffer_event *rb_iter_current(struct ring_buffer_iter *iter)
+{
+	if (iter->reads != iter->cpu_buffer->reads)
+		rb_iter_restart(iter);
+	if (iter->have_event)
+		return iter->event;
+	return rb_iter_fetch(iter);
+}
+
+/**
+ * ring_buffer_read_start - start a non-consuming read of one CPU
+ * @buffer: the ring buffer
+ * @cpu: the CPU to read
+ * @flags: gfp flags for the iterator's memory
+ *
+ * The iterator walks from the next event a consuming read would return to
+ * the newest committed one. Writers go on; one that laps the iterator shows
+ * in ring_buffer_iter_dropped(). Resizing waits for ring_buffer_read_finish().
+ *
+ * Return: the iterator, or NULL if @cpu has no buffer or memory ran out.
+ */
+struct ring_buffer_iter *
+ring_buffer_read_start(struct trace_buffer *buffer, int cpu, gfp_t flags)
+{
+	struct rb_cpu_buffer *cb = rb_cpu(buffer, cpu);
+	bool can_wait = gfpflags_allow_blocking(flags);
+	struct ring_buffer_iter *iter;
+	unsigned long irqflags;
+
+	if (!cb)
+		return NULL;
+	iter = kzalloc(sizeof(*iter), flags);
+	if (!iter)
+		return NULL;
+	/* A resize or order change under way finishes first (kdb cannot wait). */
+	if (can_wait)
+		mutex_lock(&buffer->mutex);
+	atomic_inc(&cb->resize_disabled);
+	if (can_wait)
+		mutex_unlock(&buffer->mutex);
+
+	iter->event_size = READ_ONCE(buffer->subbuf_size);
+	iter->event = kmalloc(iter->event_size, flags);
+	if (!iter->event) {
+		atomic_dec(&cb->resize_disabled);
+		kfree(iter);
+		return NULL;
+	}
+	iter->cpu_buffer = cb;
+	raw_spin_lock_irqsave(&cb->reader_lock, irqflags);
+	rb_iter_restart(iter);
+	raw_spin_unlock_irqrestore(&cb->reader_lock, irqflags);
+	return iter;
+}
+EXPORT_SYMBOL_GPL(ring_buffer_read_start);
+
+/**
+ * ring_buffer_read_finish - end a non-consuming read
+ * @iter: the iterator from ring_buffer_read_start(); freed here
+ */
+void ring_buffer_read_finish(struct ring_buffer_iter *iter)
+{
+	if (!iter)
+		return;
+	atomic_dec(&iter->cpu_buffer->resize_disabled);
+	kfree(iter->event);
+	kfree(iter);
+}
+EXPORT_SYMBOL_GPL(ring_buffer_read_finish);
+
+/**
+ * ring_buffer_iter_peek - the event under the iterator
+ * @iter: the iterator
+ * @ts: where to store the event's time stamp (may be NULL)
+ *
+ * Return: a copy of the event, valid until the iterator moves, or NULL at
+ * the end of the committed data.
+ */
+struct ring_buffer_event *
+ring_buffer_iter_peek(struct ring_buffer_iter *iter, u64 *ts)
+{
+	struct rb_cpu_buffer *cb = iter->cpu_buffer;
+	struct ring_buffer_event *event;
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&cb->reader_lock, flags);
+	event = rb_iter_current(iter);
+	if (event && ts)
+		*ts = iter->event_ts;
+	raw_spin_unlock_irqrestore(&cb->reader_lock, flags);
+	return event;
+}
+EXPORT_SYMBOL_GPL(ring_buffer_iter_peek);
+
+/**
+ * ring_buffer_iter_advance - move the iterator past its event
+ * @iter: the iterator
+ *
+ * This also ends the report of ring_buffer_iter_dropped().
+ */
+void ring_buffer_iter_advance(struct ring_buffer_iter *iter)
+{
+	struct rb_cpu_buffer *cb = iter->cpu_buffer;
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&cb->reader_lock, flags);
+	iter->dropped = false;
+	if (rb_iter_current(iter)) {
+		iter->offset += rb_event_size(iter->event);
+		iter->read_stamp = iter->event_ts;
+		iter->have_event = false;
+	}
+	raw_spin_unlock_irqrestore(&cb->reader_lock, flags);
+}
+EXPORT_SYMBOL_GPL(ring_buffer_iter_advance);
+
+/**
+ * ring_buffer_iter_reset - start the iterator over
+ * @iter: the iterator (may be NULL)
+ *
+ * It goes back to the next event a consuming read would return.
+ */
+void ring_buffer_iter_reset(struct ring_buffer_iter *iter)
+{
+	unsigned long flags;
+
+	if (unlikely(!iter))
+		return;
+	raw_spin_lock_irqsave(&iter->cpu_buffer->reader_lock, flags);
+	rb_iter_restart(iter);
+	iter->dropped = false;
+	raw_spin_unlock_irqrestore(&iter->cpu_buffer->reader_lock, flags);
+}
+EXPORT_SYMBOL_GPL(ring_buffer_iter_reset);
+
+/**
+ * ring_buffer_iter_empty - has the iterator reached the newest event?
+ * @iter: the iterator
+ *
+ * Return: nonzero if ring_buffer_iter_peek() would return NULL now.
+ */
+int ring_buffer_iter_empty(struct ring_buffer_iter *iter)
+{
+	struct rb_cpu_buffer *cb = iter->cpu_buffer;
+	unsigned long flags;
+	bool empty;
+
+	raw_spin_lock_irqsave(&cb->reader_lock, flags);
+	empty = !rb_iter_current(iter);
+	raw_spin_unlock_irqrestore(&cb->reader_lock, flags);
+	return empty;
+}
+EXPORT_SYMBOL_GPL(ring_buffer_iter_empty);
+
+/**
+ * ring_buffer_iter_dropped - did a writer lap the iterator?
+ * @iter: the iterator
+ *
+ * Return: true if events were lost before the current one, until the next
+ * ring_buffer_iter_advance().
+ */
+bool ring_buffer_iter_dropped(struct ring_buffer_iter *iter)
+{
+	return iter->dropped;
+}
+EXPORT_SYMBOL_GPL(ring_buffer_iter_dropped);
+
+/* ---- page reads ---- */
+
+static unsigned int rb_rpage_capacity(struct buffer_data_read_page *rpage)
+{
+	return (PAGE_SIZE << rpage->order) - RB_PAGE_HDR;
+}
+
+/*
+ * The CPU's cached free page, else a new one: zeroed, and from the page
+ * allocator, since splice hands it on by its struct page.
+ */
+static struct rb_page *rb_get_data_page(struct rb_cpu_buffer *cpu, unsigned int order)
+{
+	unsigned int spare_order;
+	struct rb_page *page;
+	struct page *pg;
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&cpu->reader_lock, flags);
+	page = cpu->spare;
+	spare_order = cpu->spare_order;
+	cpu->spare = NULL;
+	raw_spin_unlock_irqrestore(&cpu->reader_lock, flags);
+	if (page && spare_order == order)
+		return page;
+	if (page)
+		free_pages((unsigned long)page, spare_order);
+	pg = alloc_pages_node(cpu_to_node(cpu->cpu), GFP_KERNEL | __GFP_RETRY_MAYFAIL |
+			      __GFP_COMP | __GFP_ZERO, order);
+	return pg ? page_address(pg) : NULL;
+}
+
+/**
+ * ring_buffer_alloc_read_page - get a page for ring_buffer_read_page()
+ * @buffer: the ring buffer
+ * @cpu: the CPU the page will read
+ * @rpage: in: a page from an earlier call, or NULL; out: a page of the
+ *	buffer's current sub-buffer order (one of another order gets new memory)
+ *
+ * Return: 0, -ENODEV for a CPU without a buffer, -EINVAL without @rpage,
+ * -ENOMEM (then *@rpage is freed and set to NULL).
+ */
+int ring_buffer_alloc_read_page(struct trace_buffer *buffer, int cpu,
+				struct buffer_data_read_page **rpage)
+{
+	struct rb_cpu_buffer *cb = rb_cpu(buffer, cpu);
+	unsigned int order = READ_ONCE(buffer->subbuf_order);
+	struct buffer_data_read_page *rp;
+
+	if (!cb)
+		return -ENODEV;
+	if (!rpage)
+		return -EINVAL;
+	rp = *rpage;
+	if (rp && rp->data && rp->order == order)
+		return 0;
+	if (!rp) {
+		rp = kzalloc(sizeof(*rp), GFP_KERNEL);
+		if (!rp)
+			return -ENOMEM;
+	} else if (rp->data) {
+		free_pages((unsigned long)rp->data, rp->order);
+	}
+	rp->order = order;
+	rp->data = rb_get_data_page(cb, order);
+	if (!rp->data) {
+		kfree(rp);
+		*rpage = NULL;
+		return -ENOMEM;
+	}
+	local_set(&rp->data->commit, 0);
+	*rpage = rp;
+	return 0;
+}
+EXPORT_SYMBOL_GPL(ring_buffer_alloc_read_page);
+
+/**
+ * ring_buffer_free_read_page - free a page from ring_buffer_alloc_read_page()
+ * @buffer: the ring buffer
+ * @cpu: the CPU the page was allocated for
+ * @rpage: the page (may be NULL)
+ *
+ * Its memory is freed with its own order; one page of the current order
+ * per CPU is kept for the next allocation, unless splice still holds it.
+ */
+void ring_buffer_free_read_page(struct trace_buffer *buffer, int cpu,
+				struct buffer_data_read_page *rpage)
+{
+	struct rb_cpu_buffer *cb;
+	struct rb_page *page;
+	unsigned long flags;
+
+	if (!rpage)
+		return;
+	page = rpage->data;
+	cb = buffer ? rb_cpu(buffer, cpu) : NULL;
+	if (page && cb && rpage->order == READ_ONCE(buffer->subbuf_order) &&
+	    page_ref_count(virt_to_page(page)) == 1) {
+		raw_spin_lock_irqsave(&cb->reader_lock, flags);
+		if (!cb->spare) {
+			cb->spare = page;
+			cb->spare_order = rpage->order;
+			page = NULL;
+		}
+		raw_spin_unlock_irqrestore(&cb->reader_lock, flags);
+	}
+	if (page)
+		free_pages((unsigned long)page, rpage->order);
+	kfree(rpage);
+}
+EXPORT_SYMBOL_GPL(ring_buffer_free_read_page);
+
+/*
+ * Give the caller the reader's whole sub-buffer, which the writer has
+ * left, in exchange for the caller's page. The reader keeps the exchanged
+ * page, empty, until rb_reader_page() swaps it back into the ring; its
+ * entries stay, so that the next swap computes the loss right.
+ */
+static void rb_page_swap(struct rb_cpu_buffer *cpu, struct buffer_data_read_page *rpage,
+			 unsigned int size)
+{
+	struct rb_subbuf *sb = &cpu->subbufs[cpu->reader_id];
+	struct rb_page *page = sb->page;
+
+	cpu->read += local_read(&sb->entries);
+	cpu->read_bytes += size + sb->tail_bytes;
+	sb->tail_bytes = 0;
+	local_set(&rpage->data->commit, 0);
+	rpage->data->time_stamp = 0;
+	sb->page = rpage->data;
+	rpage->data = page;
+	local_set(&page->commit, size);
+}
+
+/* Bytes from @pos that go together: a time event and the event it belongs to. */
+static unsigned int rb_group_size(struct rb_page *page, unsigned int pos, unsigned int end)
+{
+	struct ring_buffer_event *event = (void *)&page->data[pos];
+	unsigned int size = rb_event_size(event);
+
+	if (size && event->type_len >= RINGBUF_TYPE_TIME_EXTEND && pos + size < end)
+		size += rb_event_size((void *)event + size);
+	return size && size <= end - pos ? size : end - pos;
+}
+
+/*
+ * Copy whole groups from read_pos into @dst while they fit in @room,
+ * consuming them. Return: the bytes copied.
+ */
+static unsigned int rb_page_copy(struct rb_cpu_buffer *cpu, struct rb_page *dst,
+				 unsigned int room)
+{
+	struct rb_page *src = rb_reader_subbuf_page(cpu);
+	unsigned int end = rb_page_len(src), pos = 0, group, stop;
+	u64 stamp = cpu->read_stamp;
+
+	while (cpu->read_pos < end) {
+		group = rb_group_size(src, cpu->read_pos, end);
+		if (group > room - pos)
+			break;
+		memcpy(&dst->data[pos], &src->data[cpu->read_pos], group);
+		pos += group;
+		for (stop = cpu->read_pos + group; cpu->read_pos < stop; )
+			rb_reader_pass(cpu, end);
+	}
+	if (pos) {
+		dst->time_stamp = stamp;
+		local_set(&dst->commit, pos);
+	}
+	return pos;
+}
+
+/* The locked part of ring_buffer_read_page(); *@missed gets the loss. */
+static int rb_page_out(struct rb_cpu_buffer *cpu, struct buffer_data_read_page *rpage,
+		       unsigned int room, int full, unsigned long *missed)
+{
+	unsigned int size;
+	bool closed;
+
+	if (!rb_reader_page(cpu))
+		return -1;
+	/* M2: commit_id first; once it has moved on, the length is final. */
+	closed = smp_load_acquire(&cpu->commit_id) != cpu->reader_id;
+	size = rb_page_len(rb_reader_subbuf_page(cpu));
+	if (!cpu->read_pos && closed && size <= room &&
+	    rpage->order == cpu->buffer->subbuf_order)
+		rb_page_swap(cpu, rpage, size);
+	else if ((full && !closed) || !rb_page_copy(cpu, rpage->data, room))
+		return -1;
+	*missed = cpu->lost_events;
+	cpu->lost_events = 0;
+	cpu->reads++;
+	return 0;
+}
+
+/* Flag and count the loss after the data, and clear what follows. */
+static void rb_page_finish(struct buffer_data_read_page *rpage, unsigned long missed)
+{
+	struct rb_page *page = rpage->data;
+	unsigned int cap = rb_rpage_capacity(rpage);
+	unsigned long commit = local_read(&page->commit);
+	unsigned int size = commit & ~RB_MISSED_MASK;
+
+	if (missed) {
+		commit |= RB_MISSED_EVENTS;
+		if (cap - size >= sizeof(missed)) {
+			memcpy(&page->data[size], &missed, sizeof(missed));
+			commit |= RB_MISSED_STORED;
+			size += sizeof(missed);
+		}
+		local_set(&page->commit, commit);
+	}
+	memset(&page->data[size], 0, cap - size);
+}
+
+/**
+ * ring_buffer_read_page - move events from the ring buffer into a page
+ * @buffer: the ring buffer
+ * @data_page: a page from ring_buffer_alloc_read_page()
+ * @len: bytes of @data_page to fill, header included
+ * @cpu: the CPU to read
+ * @full: only succeed once the writer has left the sub-buffer read
+ *
+ * The events are consumed. When the reader's sub-buffer is unread, complete
+ * and fits, it is exchanged with @data_page's memory instead of copied.
+ * A loss before the page sets RB_MISSED_EVENTS in its commit word, and with
+ * room, RB_MISSED_STORED and the count after the data. The rest is zeroed.
+ *
+ * Return: 0, the offset of the data in the page, or -1 if nothing was read.
+ */
+int ring_buffer_read_page(struct trace_buffer *buffer,
+			  struct buffer_data_read_page *data_page,
+			  size_t len, int cpu, int full)
+{
+	struct rb_cpu_buffer *cb = rb_cpu(buffer, cpu);
+	unsigned long missed = 0, flags;
+	int ret;
+
+	if (!cb || !data_page || !data_page->data || len <= RB_PAGE_HDR)
+		return -1;
+	len = min_t(size_t, len - RB_PAGE_HDR, rb_rpage_capacity(data_page));
+	raw_spin_lock_irqsave(&cb->reader_lock, flags);
+	ret = rb_page_out(cb, data_page, len, full, &missed);
+	raw_spin_unlock_irqrestore(&cb->reader_lock, flags);
+	if (!ret)
+		rb_page_finish(data_page, missed);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(ring_buffer_read_page);
+
+/**
+ * ring_buffer_read_page_data - the sub-buffer memory of a read page
+ * @rpage: the read page
+ * Return: the memory, laid out as a sub-buffer.
+ */
+void *ring_buffer_read_page_data(struct buffer_data_read_page *rpage)
+{
+	return rpage->data;
+}
+EXPORT_SYMBOL_GPL(ring_buffer_read_page_data);
+
+/**
+ * ring_buffer_read_page_size - the size of a read page
+ * @rpage: the read page (may be NULL)
+ * Return: its bytes, header included; 0 for NULL.
+ */
+unsigned int ring_buffer_read_page_size(struct buffer_data_read_page *rpage)
+{
+	if (!rpage)
+		return 0;
+	return rb_rpage_capacity(rpage) + RB_PAGE_HDR;
+}
+EXPORT_SYMBOL_GPL(ring_buffer_read_page_size);
+
+/* ---- header files ---- */
+
+static void rb_print_field(struct trace_seq *s, const char *decl, unsigned int offset,
+			   unsigned int size, unsigned int is_signed)
+{
+	trace_seq_printf(s, "\tfield: %s;\toffset:%u;\tsize:%u;\tsigned:%u;\n",
+			 decl, offset, size, is_signed);
+}
+
+/**
+ * ring_buffer_print_page_header - describe the sub-buffer header
+ * @buffer: the ring buffer
+ * @s: where to print
+ *
+ * The text of events/header_page, as libtraceevent parses it. "overwrite"
+ * names the missed-events flag in the commit word.
+ * Return: nonzero unless @s overflowed.
+ */
+int ring_buffer_print_page_header(struct trace_buffer *buffer, struct trace_seq *s)
+{
+	rb_print_field(s, "u64 timestamp", offsetof(struct rb_page, time_stamp),
+		       sizeof_field(struct rb_page, time_stamp), is_signed_type(u64));
+	rb_print_field(s, "local_t commit", offsetof(struct rb_page, commit),
+		       sizeof_field(struct rb_page, commit), is_signed_type(long));
+	rb_print_field(s, "int overwrite", offsetof(struct rb_page, commit), 1,
+		       is_signed_type(long));
+	rb_print_field(s, "char data", RB_PAGE_HDR, rb_capacity(buffer), is_signed_type(char));
+	return !trace_seq_has_overflowed(s);
+}
+
+/**
+ * ring_buffer_print_entry_header - describe the event header
+ * @s: where to print
+ *
+ * The text of events/header_event, as libtraceevent parses it.
+ * Return: nonzero unless @s overflowed.
+ */
+int ring_buffer_print_entry_header(struct trace_seq *s)
+{
+	trace_seq_printf(s, "# compressed entry header\n"
+			 "\ttype_len    :    5 bits\n"
+			 "\ttime_delta  :   %d bits\n"
+			 "\tarray       :   32 bits\n\n"
+			 "\tpadding     : type == %d\n"
+			 "\ttime_extend : type == %d\n"
+			 "\ttime_stamp : type == %d\n"
+			 "\tdata max type_len  == %d\n",
+			 RB_DELTA_BITS, RINGBUF_TYPE_PADDING, RINGBUF_TYPE_TIME_EXTEND,
+			 RINGBUF_TYPE_TIME_STAMP, RINGBUF_TYPE_DATA_TYPE_LEN_MAX);
+	return !trace_seq_has_overflowed(s);
+}
