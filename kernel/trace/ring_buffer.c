@@ -45,6 +45,8 @@
  * forced) carry their length in array[0]. A 12-byte event becomes 16 so
  * that it can always be rewritten as an 8-byte time record plus the
  * smallest padding event.
+ *
+ * Return: the bytes, header included.
  */
 unsigned int rb_event_bytes(unsigned int len)
 {
@@ -245,7 +247,8 @@ void rb_publish(struct rb_cpu_buffer *cpu, u64 w)
  * rb_dirty - sub-buffers the writer has filled and nobody has taken
  * @cpu: the per-CPU buffer
  *
- * May be momentarily one low while the reader holds the tail sub-buffer.
+ * Return: the count; momentarily one low while the reader holds the tail
+ * sub-buffer.
  */
 unsigned long rb_dirty(struct rb_cpu_buffer *cpu)
 {
@@ -259,6 +262,8 @@ unsigned long rb_dirty(struct rb_cpu_buffer *cpu)
  * rb_watermark_hit - would a waiter for @full percent wake up now?
  * @cpu: the per-CPU buffer
  * @full: 0 for any data, else the percentage of dirty sub-buffers
+ *
+ * Return: true when the waiter's condition holds.
  */
 bool rb_watermark_hit(struct rb_cpu_buffer *cpu, int full)
 {
@@ -297,7 +302,7 @@ static void rb_wake_check(struct rb_cpu_buffer *cpu)
 	if (unlikely(READ_ONCE(cpu->waiters.pending)))
 		rb_wake(&cpu->waiters);
 	if (unlikely(READ_ONCE(cpu->waiters.full_pending)) &&
-	    rb_watermark_hit(cpu, READ_ONCE(cpu->waiters.full_min))) {
+	    rb_watermark_hit(cpu, max(READ_ONCE(cpu->waiters.full_min), 1))) {
 		WRITE_ONCE(cpu->waiters.full_pending, false);
 		irq_work_queue(&cpu->waiters.work);
 	}
@@ -442,6 +447,9 @@ static unsigned long rb_max_payload(struct trace_buffer *buffer)
 /**
  * ring_buffer_max_event_size - the largest payload a reservation accepts
  * @buffer: the ring buffer
+ *
+ * Return: the payload bytes; 8 fewer in absolute time stamp mode, where
+ * every event carries a TIME_STAMP.
  */
 unsigned long ring_buffer_max_event_size(struct trace_buffer *buffer)
 {
@@ -460,31 +468,39 @@ static bool rb_nmi_refused(void)
  * here, before anything changes. On success preemption stays disabled and
  * the writer pins the commit point until rb_end_write().
  */
+static __always_inline struct rb_cpu_buffer *rb_writable_cpu(struct trace_buffer *buffer)
+{
+	int id = raw_smp_processor_id();
+	struct rb_cpu_buffer *cpu;
+
+	if (atomic_read(&buffer->record_disabled) || !cpumask_test_cpu(id, buffer->cpumask))
+		return NULL;
+	cpu = buffer->cpus[id];
+	/* M6: recording on again means the rebuilt ring is visible. */
+	return atomic_read_acquire(&cpu->record_disabled) ? NULL : cpu;
+}
+
 static __always_inline struct rb_cpu_buffer *
 rb_begin_write(struct trace_buffer *buffer, unsigned long len)
 {
 	struct rb_cpu_buffer *cpu;
-	int id;
 
 	preempt_disable_notrace();
-	if (unlikely(atomic_read(&buffer->record_disabled)))
-		goto out;
-	id = raw_smp_processor_id();
-	if (unlikely(!cpumask_test_cpu(id, buffer->cpumask)))
-		goto out;
-	cpu = buffer->cpus[id];
-	if (unlikely(atomic_read(&cpu->record_disabled)))
-		goto out;
-	if (unlikely(len > rb_max_payload(buffer) || rb_nmi_refused()))
-		goto out;
-	if (unlikely(local_read(&cpu->committing) >= RB_MAX_OPEN))
-		goto out;
-	if (unlikely(rb_recursion_lock(cpu)))
-		goto out;
-	local_inc(&cpu->committing);
-	barrier();
-	return cpu;
-out:
+	cpu = rb_writable_cpu(buffer);
+	if (likely(cpu && len <= rb_max_payload(buffer) && !rb_nmi_refused() &&
+		   local_read(&cpu->committing) < RB_MAX_OPEN && !rb_recursion_lock(cpu))) {
+		local_inc(&cpu->committing);
+		barrier();
+		/*
+		 * An interrupt may have swapped this CPU buffer into another
+		 * ring buffer (ring_buffer_swap_cpu()) before we counted
+		 * ourselves in committing; from here on the swap refuses.
+		 */
+		if (likely(READ_ONCE(cpu->buffer) == buffer))
+			return cpu;
+		local_dec(&cpu->committing);
+		rb_recursion_unlock(cpu);
+	}
 	preempt_enable_notrace();
 	return NULL;
 }
@@ -499,7 +515,7 @@ static void rb_validate_tail(struct rb_cpu_buffer *cpu, u64 w)
 {
 	struct rb_page *page = cpu->subbufs[rb_w_id(w)].page;
 	unsigned int off = 0, len = rb_w_off(w), size;
-	u64 ts = page->time_stamp, last = ts;
+	u64 ts = page->time_stamp, last = ts, end, stamp;
 	struct ring_buffer_event *e;
 
 	for (; off < len; off += size) {
@@ -521,12 +537,18 @@ static void rb_validate_tail(struct rb_cpu_buffer *cpu, u64 w)
 			goto bad;
 		last = ts;
 	}
-	if (READ_ONCE(cpu->last_end) == w && len && last != READ_ONCE(cpu->last_ts))
+	end = READ_ONCE(cpu->last_end);
+	stamp = READ_ONCE(cpu->last_ts);
+	barrier();
+	/* A nested writer may have stored the record meanwhile: it reserved first. */
+	if (local64_read(&cpu->write) != w)
+		return;
+	if (end == w && len && last != stamp)
 		goto bad;
 	return;
 bad:
 	WARN_ONCE(1, "ring buffer: CPU %d: time %llu after %llu at offset %u of %u (last_ts %llu)\n",
-		  cpu->cpu, ts, last, off, len, cpu->last_ts);
+		  cpu->cpu, ts, last, off, len, READ_ONCE(cpu->last_ts));
 }
 #else
 static inline void rb_validate_tail(struct rb_cpu_buffer *cpu, u64 w)
@@ -595,8 +617,13 @@ static enum rb_time_how rb_time_how(struct trace_buffer *buffer, struct rb_cpu_b
 /* The outermost writer keeps time from going backwards. */
 static u64 rb_clock(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu)
 {
-	u64 ts = buffer->clock();
-	u64 last;
+	u64 ts, last;
+
+	/* An indirect call costs a retpoline: call the default clock directly. */
+	if (IS_ENABLED(CONFIG_MITIGATION_RETPOLINE) && buffer->clock == trace_clock_local)
+		ts = trace_clock_local();
+	else
+		ts = buffer->clock();
 
 	if (local_read(&cpu->committing) != 1)
 		return ts;

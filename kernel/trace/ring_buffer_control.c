@@ -13,7 +13,10 @@
  *  - buffer->mutex serializes control operations. resize and order changes
  *    also hold cpus_read_lock(), so no CPU buffer appears meanwhile; resets
  *    do not, and act only on the CPU buffers they marked as quiesced.
- *    ring_buffer_swap_cpu() takes no lock: it refuses a quiesced buffer.
+ *    ring_buffer_swap_cpu() takes no lock: it and the control operations
+ *    claim a CPU buffer through cpu->ctl (RB_CTL_*) with one cmpxchg.
+ *    A writer that an interrupt's swap overtook finds cpu->buffer changed
+ *    (rb_begin_write()), and the swap refuses while any writer is open.
  *  - Iterators (and later mmap) raise resize_disabled; it is checked again
  *    under the reader locks before anything changes.
  *
@@ -37,6 +40,7 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/poll.h>
+#include <linux/oom.h>
 #include <linux/slab.h>
 #include "ring_buffer_internal.h"
 #include "trace.h"
@@ -100,9 +104,19 @@ static int rb_ring_alloc(struct rb_ring *ring, int cpu, unsigned int nr,
 {
 	gfp_t gfp = GFP_KERNEL | __GFP_RETRY_MAYFAIL;
 	int node = cpu_to_node(cpu);
+	bool user = current->mm;
 	unsigned int id;
 
 	ring->nr = nr;
+	/*
+	 * A size written to buffer_size_kb must fail, not make the OOM killer
+	 * take everything else: refuse what is plainly not there, and let the
+	 * OOM killer pick the writing task itself (and let it be killed).
+	 */
+	if (((unsigned long)fresh << order) > si_mem_available())
+		return -ENOMEM;
+	if (user)
+		set_current_oom_origin();
 	/* kv: a 1 GiB per-CPU buffer needs arrays beyond what kmalloc gives. */
 	ring->slots = kvcalloc_node(nr, sizeof(*ring->slots), gfp, node);
 	ring->subbufs = kvcalloc_node(nr + 1, sizeof(*ring->subbufs), gfp, node);
@@ -114,10 +128,16 @@ static int rb_ring_alloc(struct rb_ring *ring, int cpu, unsigned int nr,
 		if (!page)
 			goto fail;
 		ring->subbufs[id].page = page_address(page);
+		if (user && fatal_signal_pending(current))
+			goto fail;
 		cond_resched();
 	}
+	if (user)
+		clear_current_oom_origin();
 	return 0;
 fail:
+	if (user)
+		clear_current_oom_origin();
 	rb_ring_free(ring, order);
 	return -ENOMEM;
 }
@@ -169,10 +189,16 @@ static void rb_free_cpu_buffer(struct rb_cpu_buffer *c, unsigned int order)
 
 /* ---- quiescing ---- */
 
+static bool rb_is_quiesced(struct rb_cpu_buffer *c)
+{
+	return atomic_read(&c->ctl) == RB_CTL_QUIESCED;
+}
+
 /*
- * Under buffer->mutex: stop the writers of CPU @i's buffer (a grace period
- * later they are all gone). ring_buffer_swap_cpu() refuses a quiesced
- * buffer; if it moved this one before seeing the mark, take the new one.
+ * Under buffer->mutex: claim CPU @i's buffer from the snapshot swap and
+ * stop its writers (a grace period later they are all gone). A swap in
+ * flight finishes in a few instructions, interrupts off; if it moved the
+ * CPU buffer away before we claimed it, claim the one it put in its place.
  */
 static void rb_quiesce_cpu(struct trace_buffer *buffer, int i)
 {
@@ -180,15 +206,15 @@ static void rb_quiesce_cpu(struct trace_buffer *buffer, int i)
 
 	for (;;) {
 		c = rb_cpu(buffer, i);
-		WRITE_ONCE(c->quiesced, true);
-		atomic_inc(&c->record_disabled);
-		/* Pairs with the swap's check of quiesced before it stores. */
-		smp_mb__after_atomic();
+		if (atomic_cmpxchg(&c->ctl, RB_CTL_IDLE, RB_CTL_QUIESCED) != RB_CTL_IDLE) {
+			cpu_relax();
+			continue;
+		}
 		if (READ_ONCE(buffer->cpus[i]) == c)
-			return;
-		atomic_dec(&c->record_disabled);
-		WRITE_ONCE(c->quiesced, false);
+			break;
+		atomic_set(&c->ctl, RB_CTL_IDLE);
 	}
+	atomic_inc(&c->record_disabled);
 }
 
 static void rb_resume_cpus(struct trace_buffer *buffer)
@@ -197,12 +223,12 @@ static void rb_resume_cpus(struct trace_buffer *buffer)
 	int i;
 
 	for (i = -1; (c = rb_next_cpu(buffer, &i)); ) {
-		if (!c->quiesced)
+		if (!rb_is_quiesced(c))
 			continue;
-		/* Writers that see recording on must see the rebuilt ring. */
+		/* M6: writers that see recording on must see the rebuilt ring. */
 		smp_mb__before_atomic();
 		atomic_dec(&c->record_disabled);
-		WRITE_ONCE(c->quiesced, false);
+		atomic_set_release(&c->ctl, RB_CTL_IDLE);
 	}
 }
 
@@ -218,7 +244,7 @@ static void rb_lock_quiesced(struct trace_buffer *buffer, unsigned long *flags)
 
 	local_irq_save(*flags);
 	for (i = -1; (c = rb_next_cpu(buffer, &i)); )
-		if (c->quiesced)
+		if (rb_is_quiesced(c))
 			raw_spin_lock_nest_lock(&c->reader_lock, &buffer->mutex);
 }
 
@@ -228,7 +254,7 @@ static void rb_unlock_quiesced(struct trace_buffer *buffer, unsigned long flags)
 	int i;
 
 	for (i = -1; (c = rb_next_cpu(buffer, &i)); )
-		if (c->quiesced)
+		if (rb_is_quiesced(c))
 			raw_spin_unlock(&c->reader_lock);
 	local_irq_restore(flags);
 }
@@ -240,7 +266,7 @@ static bool rb_quiesced_busy(struct trace_buffer *buffer)
 	int i;
 
 	for (i = -1; (c = rb_next_cpu(buffer, &i)); )
-		if (c->quiesced && atomic_read(&c->resize_disabled))
+		if (rb_is_quiesced(c) && atomic_read(&c->resize_disabled))
 			return true;
 	return false;
 }
@@ -337,7 +363,7 @@ static int rb_install_rings(struct trace_buffer *buffer, struct rb_ring *rings,
 		WRITE_ONCE(buffer->max_data_size, rb_capacity(buffer) - RB_LEN_TIME);
 	}
 	for (i = -1; (c = rb_next_cpu(buffer, &i)); ) {
-		if (busy || !c->quiesced)
+		if (busy || !rb_is_quiesced(c))
 			continue;
 		if (rebuild) {
 			rb_publish(c, local64_read(&c->write));
@@ -527,7 +553,9 @@ int ring_buffer_subbuf_order_set(struct trace_buffer *buffer, int order)
 {
 	int err;
 
-	if (!buffer || order < 0 || order > RB_MAX_ORDER)
+	/* The write word keeps offsets in RB_OFF_BITS bits. */
+	if (!buffer || order < 0 || order > RB_MAX_ORDER ||
+	    (PAGE_SIZE << order) > (1UL << RB_OFF_BITS))
 		return -EINVAL;
 	cpus_read_lock();
 	mutex_lock(&buffer->mutex);
@@ -549,7 +577,7 @@ static void rb_reset_quiesced(struct trace_buffer *buffer)
 
 	synchronize_rcu();
 	for (i = -1; (c = rb_next_cpu(buffer, &i)); ) {
-		if (!c->quiesced)
+		if (!rb_is_quiesced(c))
 			continue;
 		raw_spin_lock_irqsave(&c->reader_lock, flags);
 		rb_reset_cpu_ring(c);
@@ -633,18 +661,24 @@ int ring_buffer_swap_cpu(struct trace_buffer *buffer_a, struct trace_buffer *buf
 		return -EINVAL;
 	if (rb_recording_off(buffer_a, a) || rb_recording_off(buffer_b, b))
 		return -EAGAIN;
-
-	/*
-	 * No grace period is possible here: a writer that gets past this
-	 * increment is seen in committing, and one that started earlier on
-	 * another CPU finds cpu->buffer changed (rb_begin_write() step 4).
-	 */
+	/* Claim both from the control operations (see cpu->ctl). */
+	if (atomic_cmpxchg(&a->ctl, RB_CTL_IDLE, RB_CTL_SWAPPING) != RB_CTL_IDLE)
+		return -EBUSY;
+	if (atomic_cmpxchg(&b->ctl, RB_CTL_IDLE, RB_CTL_SWAPPING) != RB_CTL_IDLE) {
+		atomic_set(&a->ctl, RB_CTL_IDLE);
+		return -EBUSY;
+	}
 	atomic_inc(&a->record_disabled);
 	atomic_inc(&b->record_disabled);
-	/* Pairs with rb_quiesce_cpu(): a quiesced buffer is being rebuilt or reset. */
 	smp_mb__after_atomic();
+	/*
+	 * An open writer, or one between its recursion guard and counting
+	 * itself in committing (ctx), or a ring_buffer_nest_start() section
+	 * (ctx_shift), would end on the other CPU buffer.
+	 */
 	if (local_read(&a->committing) || local_read(&b->committing) ||
-	    READ_ONCE(a->quiesced) || READ_ONCE(b->quiesced))
+	    a->ctx || b->ctx || a->ctx_shift || b->ctx_shift ||
+	    READ_ONCE(buffer_a->cpus[cpu]) != a || READ_ONCE(buffer_b->cpus[cpu]) != b)
 		goto out;
 
 	WRITE_ONCE(buffer_a->cpus[cpu], b);
@@ -660,6 +694,8 @@ out:
 	smp_mb__before_atomic();
 	atomic_dec(&a->record_disabled);
 	atomic_dec(&b->record_disabled);
+	atomic_set_release(&a->ctl, RB_CTL_IDLE);
+	atomic_set_release(&b->ctl, RB_CTL_IDLE);
 	return ret;
 }
 EXPORT_SYMBOL_GPL(ring_buffer_swap_cpu);

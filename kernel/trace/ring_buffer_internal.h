@@ -187,7 +187,7 @@ struct rb_cpu_buffer {
 	int			cpu;
 	atomic_t		record_disabled;
 	atomic_t		resize_disabled;
-	bool			quiesced;	/* stopped by a control op; buffer->mutex */
+	atomic_t		ctl;		/* RB_CTL_*: who may change this CPU buffer */
 	struct rb_page		*spare;		/* a free page for read pages */
 	unsigned int		spare_order;
 	struct rb_waiters	waiters;
@@ -217,6 +217,13 @@ struct trace_buffer {
 };
 
 #define RB_BUFFER_OFF		BIT(20)
+
+/*
+ * A control operation (under buffer->mutex) and the snapshot swap (any
+ * context, interrupts off) each claim a CPU buffer with one cmpxchg from
+ * RB_CTL_IDLE, so neither can act on a CPU buffer the other is moving.
+ */
+enum { RB_CTL_IDLE, RB_CTL_QUIESCED, RB_CTL_SWAPPING };
 
 struct buffer_data_read_page {
 	unsigned int	order;

@@ -128,15 +128,27 @@ EXPORT_SYMBOL_GPL(ring_buffer_event_data);
 /* ---- consuming reads (reader_lock held) ---- */
 
 /*
- * An NMI, an oops dump say, may have interrupted the lock's holder on this
- * CPU: spinning would never end, so there a busy lock means "no data".
+ * An NMI, an oops dump say, may have interrupted the lock's holder: spinning
+ * would never end. The dump matters more than the buffer then, so read
+ * without the lock and stop recording on that CPU for good.
+ * Return: whether the lock is held (pass it to rb_read_unlock()).
  */
 static bool rb_read_lock(struct rb_cpu_buffer *cpu, unsigned long *flags)
 {
-	if (unlikely(in_nmi()))
-		return raw_spin_trylock_irqsave(&cpu->reader_lock, *flags);
-	raw_spin_lock_irqsave(&cpu->reader_lock, *flags);
-	return true;
+	if (likely(!in_nmi())) {
+		raw_spin_lock_irqsave(&cpu->reader_lock, *flags);
+		return true;
+	}
+	if (raw_spin_trylock_irqsave(&cpu->reader_lock, *flags))
+		return true;
+	atomic_inc(&cpu->record_disabled);
+	return false;
+}
+
+static void rb_read_unlock(struct rb_cpu_buffer *cpu, bool locked, unsigned long flags)
+{
+	if (locked)
+		raw_spin_unlock_irqrestore(&cpu->reader_lock, flags);
 }
 
 static struct rb_page *rb_reader_subbuf_page(struct rb_cpu_buffer *cpu)
@@ -212,14 +224,16 @@ rb_read_next(struct trace_buffer *buffer, int cpu, u64 *ts, unsigned long *lost,
 {
 	struct rb_cpu_buffer *cb = rb_cpu(buffer, cpu);
 	struct ring_buffer_event *event;
-	unsigned long flags;
+	unsigned long flags = 0;
+	bool locked;
 
-	if (!cb || !rb_read_lock(cb, &flags))
+	if (!cb)
 		return NULL;
+	locked = rb_read_lock(cb, &flags);
 	event = rb_peek_reader(cb, ts, lost);
 	if (event && consume)
 		rb_advance_reader(cb);
-	raw_spin_unlock_irqrestore(&cb->reader_lock, flags);
+	rb_read_unlock(cb, locked, flags);
 	return event;
 }
 
@@ -287,13 +301,14 @@ static bool rb_cpu_empty(struct rb_cpu_buffer *cpu)
 bool ring_buffer_empty_cpu(struct trace_buffer *buffer, int cpu)
 {
 	struct rb_cpu_buffer *cb = rb_cpu(buffer, cpu);
-	unsigned long flags;
-	bool empty;
+	unsigned long flags = 0;
+	bool empty, locked;
 
-	if (!cb || !rb_read_lock(cb, &flags))
+	if (!cb)
 		return true;
+	locked = rb_read_lock(cb, &flags);
 	empty = rb_cpu_empty(cb);
-	raw_spin_unlock_irqrestore(&cb->reader_lock, flags);
+	rb_read_unlock(cb, locked, flags);
 	return empty;
 }
 EXPORT_SYMBOL_GPL(ring_buffer_empty_cpu);
