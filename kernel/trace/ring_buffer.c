@@ -617,17 +617,22 @@ static enum rb_time_how rb_time_how(struct trace_buffer *buffer, struct rb_cpu_b
 /* The outermost writer keeps time from going backwards. */
 static u64 rb_clock(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu)
 {
-	u64 ts, last;
+	bool outermost = local_read(&cpu->committing) == 1;
+	u64 ts, last = 0;
 
+	/*
+	 * The record first: a nested writer that stores a later one after
+	 * our clock read would look like time going back (our pass then
+	 * fails its cmpxchg anyway).
+	 */
+	if (outermost)
+		last = READ_ONCE(cpu->last_ts);
+	barrier();
 	/* An indirect call costs a retpoline: call the default clock directly. */
 	if (IS_ENABLED(CONFIG_MITIGATION_RETPOLINE) && buffer->clock == trace_clock_local)
 		ts = trace_clock_local();
 	else
 		ts = buffer->clock();
-
-	if (local_read(&cpu->committing) != 1)
-		return ts;
-	last = READ_ONCE(cpu->last_ts);
 	if (unlikely(ts < last)) {
 		pr_warn_once("ring buffer: clock went backwards: %llu -> %llu\n", last, ts);
 		ts = last;
