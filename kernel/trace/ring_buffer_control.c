@@ -670,7 +670,7 @@ int ring_buffer_swap_cpu(struct trace_buffer *buffer_a, struct trace_buffer *buf
 	}
 	atomic_inc(&a->record_disabled);
 	atomic_inc(&b->record_disabled);
-	smp_mb__after_atomic();
+	smp_mb__after_atomic();	/* M6: a writer past its check is seen below */
 	/*
 	 * An open writer, or one between its recursion guard and counting
 	 * itself in committing (ctx), or a ring_buffer_nest_start() section
@@ -835,6 +835,24 @@ static unsigned long rb_entries(struct rb_cpu_buffer *c)
 	return local_read(&c->entries) - local_read(&c->overrun) - READ_ONCE(c->read);
 }
 
+static unsigned long rb_overrun(struct rb_cpu_buffer *c)
+{
+	return local_read(&c->overrun);
+}
+
+/* @get summed over the CPU buffers: not a snapshot, writers run meanwhile. */
+static unsigned long rb_sum(struct trace_buffer *buffer,
+			    unsigned long (*get)(struct rb_cpu_buffer *c))
+{
+	struct rb_cpu_buffer *c;
+	unsigned long sum = 0;
+	int i;
+
+	for (i = -1; (c = rb_next_cpu(buffer, &i)); )
+		sum += get(c);
+	return sum;
+}
+
 /**
  * ring_buffer_entries_cpu - events in one CPU's buffer not yet read
  * @buffer: the ring buffer
@@ -858,13 +876,7 @@ EXPORT_SYMBOL_GPL(ring_buffer_entries_cpu);
  */
 unsigned long ring_buffer_entries(struct trace_buffer *buffer)
 {
-	struct rb_cpu_buffer *c;
-	unsigned long sum = 0;
-	int i;
-
-	for (i = -1; (c = rb_next_cpu(buffer, &i)); )
-		sum += rb_entries(c);
-	return sum;
+	return rb_sum(buffer, rb_entries);
 }
 EXPORT_SYMBOL_GPL(ring_buffer_entries);
 
@@ -889,13 +901,7 @@ EXPORT_SYMBOL_GPL(ring_buffer_overrun_cpu);
  */
 unsigned long ring_buffer_overruns(struct trace_buffer *buffer)
 {
-	struct rb_cpu_buffer *c;
-	unsigned long sum = 0;
-	int i;
-
-	for (i = -1; (c = rb_next_cpu(buffer, &i)); )
-		sum += local_read(&c->overrun);
-	return sum;
+	return rb_sum(buffer, rb_overrun);
 }
 EXPORT_SYMBOL_GPL(ring_buffer_overruns);
 

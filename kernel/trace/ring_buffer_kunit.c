@@ -1671,21 +1671,33 @@ static u8 *rbt_range_find(struct rbt_range *rg, u32 tag, unsigned int len)
 }
 
 /* Write, "reboot" onto the same memory, and read the last boot's events. */
+/*
+ * The last boot: three sub-buffers' worth of 100-byte events, event i at
+ * time @t0 + @step * i tagged @tag + i, then the buffer is freed. Returns
+ * how many were written.
+ */
+static unsigned int rbt_range_last_boot(struct kunit *test, struct rbt_range *rg,
+					u64 t0, u64 step, u32 tag)
+{
+	struct trace_buffer *buffer = rbt_range_boot(test, rg);
+	unsigned int i, n = 3 * (PAGE_SIZE / rbt_event_bytes(100));
+
+	for (i = 0; i < n; i++)
+		KUNIT_ASSERT_EQ(test, 0, rbt_write_at(buffer, t0 + step * i, 100, tag + i));
+	ring_buffer_free(buffer);
+	return n;
+}
+
 static void rbt_persistent_reboot(struct kunit *test)
 {
 	struct rbt_range *rg = rbt_range(test);
+	unsigned int i, n = rbt_range_last_boot(test, rg, 5000, 3, 0x5000);
 	struct trace_buffer *buffer = rbt_range_boot(test, rg);
 	int cpu = rbt_cpu(test);
 	struct ring_buffer_event *event;
-	unsigned int i, n = 3 * (PAGE_SIZE / rbt_event_bytes(100));
 	long text, data;
 	u64 ts;
 
-	for (i = 0; i < n; i++)
-		KUNIT_ASSERT_EQ(test, 0, rbt_write_at(buffer, 5000 + 3 * i, 100, 0x5000 + i));
-	ring_buffer_free(buffer);
-
-	buffer = rbt_range_boot(test, rg);
 	KUNIT_EXPECT_EQ(test, ring_buffer_entries_cpu(buffer, cpu), (unsigned long)n);
 	/* The same kernel image: no relocation to report. */
 	KUNIT_EXPECT_FALSE(test, ring_buffer_last_boot_delta(buffer, &text, &data));
@@ -1704,17 +1716,12 @@ static void rbt_persistent_reboot(struct kunit *test)
 static void rbt_persistent_continue(struct kunit *test)
 {
 	struct rbt_range *rg = rbt_range(test);
+	unsigned int i, n = rbt_range_last_boot(test, rg, 5000, 3, 0x5000);
 	struct trace_buffer *buffer = rbt_range_boot(test, rg);
 	int cpu = rbt_cpu(test);
 	struct ring_buffer_event *event;
-	unsigned int i, n = 3 * (PAGE_SIZE / rbt_event_bytes(100));
 	u64 ts;
 
-	for (i = 0; i < n; i++)
-		KUNIT_ASSERT_EQ(test, 0, rbt_write_at(buffer, 5000 + 3 * i, 100, 0x5000 + i));
-	ring_buffer_free(buffer);
-
-	buffer = rbt_range_boot(test, rg);
 	for (i = 0; i < n; i++)
 		KUNIT_ASSERT_NOT_NULL(test, ring_buffer_consume(buffer, cpu, NULL, NULL));
 	for (i = 0; i < 3; i++)
@@ -1739,16 +1746,12 @@ enum rbt_damage { RBT_EVENT_HEADER, RBT_SUBBUF_COMMIT, RBT_GARBAGE };
 static void rbt_persistent_damage(struct kunit *test, enum rbt_damage how)
 {
 	struct rbt_range *rg = rbt_range(test);
-	struct trace_buffer *buffer = rbt_range_boot(test, rg);
-	unsigned int i, n = 3 * (PAGE_SIZE / rbt_event_bytes(100)), victim = n / 2;
+	unsigned int i, n = rbt_range_last_boot(test, rg, 5000, 1, 0x6000), victim = n / 2;
+	struct trace_buffer *buffer;
 	int cpu = rbt_cpu(test);
 	struct ring_buffer_event *event;
 	u32 next = 0, tag;
 	u8 *p;
-
-	for (i = 0; i < n; i++)
-		KUNIT_ASSERT_EQ(test, 0, rbt_write_at(buffer, 5000 + i, 100, 0x6000 + i));
-	ring_buffer_free(buffer);
 
 	p = rbt_range_find(rg, 0x6000 + victim, 100);
 	KUNIT_ASSERT_NOT_NULL(test, p);
