@@ -818,6 +818,24 @@ u64 ring_buffer_event_time_stamp(struct trace_buffer *buffer, struct ring_buffer
 /* ---- test hooks ---- */
 
 #if IS_ENABLED(CONFIG_RING_BUFFER_KUNIT_TEST)
+DEFINE_STATIC_KEY_FALSE(rb_test_hooks);
+
+/**
+ * rb_test_hooks_enable - turn the test points on or off, for every buffer
+ * @on: true while a white-box suite runs
+ *
+ * Off, a test point is a no-op jump: kernels built with the KUnit suites
+ * still write at full speed (the benchmark runs on them).
+ */
+void rb_test_hooks_enable(bool on)
+{
+	if (on)
+		static_branch_enable(&rb_test_hooks);
+	else
+		static_branch_disable(&rb_test_hooks);
+}
+EXPORT_SYMBOL_IF_KUNIT(rb_test_hooks_enable);
+
 /**
  * rb_set_test_hook - call @fn at each labelled point of the ring's code
  * @buffer: the ring buffer

@@ -648,7 +648,20 @@ static struct kunit_case rbi_cases[] = {
 	{}
 };
 
+static int rbi_suite_init(struct kunit_suite *suite)
+{
+	rb_test_hooks_enable(true);
+	return 0;
+}
+
+static void rbi_suite_exit(struct kunit_suite *suite)
+{
+	rb_test_hooks_enable(false);
+}
+
 static struct kunit_suite rbi_suite = {
+	.suite_init = rbi_suite_init,
+	.suite_exit = rbi_suite_exit,
 	.name = "ring_buffer_interleave",
 	.test_cases = rbi_cases,
 };

@@ -25,6 +25,7 @@
 #include <linux/mutex.h>
 #include <linux/wait.h>
 #include <linux/rcupdate.h>
+#include <linux/jump_label.h>
 #include <asm/local64.h>
 #include <asm/local.h>
 
@@ -341,13 +342,20 @@ struct rb_test_hook {
 };
 
 void rb_set_test_hook(struct trace_buffer *buffer, rb_test_fn fn, void *data);
+void rb_test_hooks_enable(bool on);
 int rb_check_invariants(struct trace_buffer *buffer, int cpu);
+
+/* Off (a no-op jump) unless a white-box suite is running. */
+DECLARE_STATIC_KEY_FALSE(rb_test_hooks);
 
 static inline void rb_test_point(struct rb_cpu_buffer *cpu, enum rb_test_point pt)
 {
-	struct rb_test_hook *hook = READ_ONCE(cpu->buffer->test_hook);
+	struct rb_test_hook *hook;
 
-	if (unlikely(hook))
+	if (!static_branch_unlikely(&rb_test_hooks))
+		return;
+	hook = READ_ONCE(cpu->buffer->test_hook);
+	if (hook)
 		hook->fn(cpu->buffer, cpu->cpu, pt, hook->data);
 }
 #else
