@@ -317,6 +317,10 @@ static void rb_wake_check(struct rb_cpu_buffer *cpu)
  */
 void rb_reset_cpu_ring(struct rb_cpu_buffer *cpu)
 {
+	local_t *counters[] = {
+		&cpu->entries, &cpu->overrun, &cpu->commit_overrun, &cpu->dropped_events,
+		&cpu->entries_bytes, &cpu->entered, &cpu->evicted,
+	};
 	unsigned int i;
 
 	for (i = 0; i <= cpu->nr; i++) {
@@ -339,13 +343,8 @@ void rb_reset_cpu_ring(struct rb_cpu_buffer *cpu)
 	cpu->commit_id = 1;
 	cpu->last_ts = 0;
 	cpu->last_end = 0;
-	local_set(&cpu->entries, 0);
-	local_set(&cpu->overrun, 0);
-	local_set(&cpu->commit_overrun, 0);
-	local_set(&cpu->dropped_events, 0);
-	local_set(&cpu->entries_bytes, 0);
-	local_set(&cpu->entered, 0);
-	local_set(&cpu->evicted, 0);
+	for (i = 0; i < ARRAY_SIZE(counters); i++)
+		local_set(counters[i], 0);
 	cpu->read_pos = 0;
 	cpu->read_stamp = 0;
 	cpu->seen = 0;
