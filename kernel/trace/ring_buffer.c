@@ -687,7 +687,6 @@ reserved:
 	o->ts = ts;
 	o->start = w;
 	o->end = w + need;
-	o->id = rb_w_id(w);
 	return e;
 }
 
@@ -754,14 +753,15 @@ void ring_buffer_discard_commit(struct trace_buffer *buffer, struct ring_buffer_
 {
 	struct rb_cpu_buffer *cpu = buffer->cpus[raw_smp_processor_id()];
 	struct rb_open *o = &cpu->open[local_read(&cpu->committing) - 1];
+	struct rb_subbuf *sb = &cpu->subbufs[rb_w_id(o->start)];
 
-	local_dec(&cpu->subbufs[o->id].entries);
+	local_dec(&sb->entries);
 	rb_test_point(cpu, RB_TP_DISCARD);
 	if (local64_cmpxchg(&cpu->write, o->end, o->start) == o->end) {
 		local_sub(rb_w_off(o->end) - rb_w_off(o->start), &cpu->entries_bytes);
 	} else {
 		/* A non-zero delta tells readers this padding has a length. */
-		void *start = &cpu->subbufs[o->id].page->data[rb_w_off(o->start)];
+		void *start = &sb->page->data[rb_w_off(o->start)];
 		unsigned int bytes = rb_w_off(o->end) - rb_w_off(o->start) -
 				     ((void *)event - start);
 

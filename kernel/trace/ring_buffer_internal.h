@@ -118,7 +118,6 @@ struct rb_open {
 	u64		ts;
 	u64		start;		/* write word before the reservation */
 	u64		end;		/* write word after it */
-	unsigned int	id;
 };
 
 #define RB_MAX_OPEN		8
