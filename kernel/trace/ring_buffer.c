@@ -140,31 +140,25 @@ void ring_buffer_nest_end(struct trace_buffer *buffer)
 
 /* ---- the ring, shared with the reader ---- */
 
-static unsigned int rb_vpos_prev(struct rb_cpu_buffer *cpu, unsigned int vpos)
-{
-	return vpos ? vpos - 1 : 2 * cpu->nr - 1;
-}
-
 /*
  * Evict the head sub-buffer X so that the tail can enter it (R3). Its events
  * are all committed (the caller checked that the commit point is past the
- * head), so X->entries is final. Returns false if the reader or a nested
+ * head), so X->events is final. Returns false if the reader or a nested
  * writer changed the head first; the caller starts a new pass.
  */
 static bool rb_evict_head(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu, u64 h)
 {
 	unsigned int hv = rb_h_vpos(h);
-	u32 x = READ_ONCE(cpu->slots[hv % cpu->nr]);
+	u32 x = rb_slot(cpu, hv);
 	struct rb_subbuf *sb = &cpu->subbufs[x];
-	long n = local_read(&sb->entries);
+	long n = rb_sb_events(cpu, sb);
 
 	/* Settle the slot behind the head: it stops being "behind" (R1). */
-	WRITE_ONCE(cpu->slots[rb_vpos_prev(cpu, hv) % cpu->nr], rb_h_behind(h));
-	if (atomic64_cmpxchg(&cpu->head, h, rb_hword(rb_vpos_next(cpu, hv), x)) != h)
+	rb_slot_set(cpu, rb_vpos_prev(cpu, hv), rb_h_behind(h));
+	if (!rb_head_cas(cpu, h, rb_hword(rb_vpos_next(cpu, hv), x)))
 		return false;
-	rb_test_point(cpu, RB_TP_EVICT_WON);
 	local_add(n, &cpu->overrun);
-	local_sub(n, &sb->entries);
+	rb_sb_events_add(cpu, sb, -n);
 	local_sub(rb_capacity(buffer), &cpu->entries_bytes);
 	local_inc(&cpu->evicted);
 	return true;
@@ -178,7 +172,7 @@ static bool rb_evict_head(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu
 static bool rb_move_tail(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu, u64 w)
 {
 	unsigned int next = rb_vpos_next(cpu, rb_w_vpos(w));
-	u64 h = atomic64_read_acquire(&cpu->head);
+	u64 h = rb_head_word(cpu);
 	unsigned int hv = rb_h_vpos(h), dc;
 	unsigned int cap = rb_capacity(buffer);
 	struct rb_subbuf *sb;
@@ -186,12 +180,12 @@ static bool rb_move_tail(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu,
 
 	if (rb_vpos_dist(cpu, hv, next) == cpu->nr) {
 		/* The next slot is the head: the ring is full. */
-		if (!(READ_ONCE(buffer->flags) & RB_FL_OVERWRITE)) {
+		if (!rb_overwrite(cpu, buffer)) {
 			local_inc(&cpu->dropped_events);
 			return false;
 		}
 		/* Nested writers went round to an event still being written. */
-		dc = rb_vpos_dist(cpu, hv, cpu->commit_vpos);
+		dc = rb_vpos_dist(cpu, hv, rb_commit_vpos(cpu));
 		if (dc == 0 || dc >= cpu->nr) {
 			local_inc(&cpu->commit_overrun);
 			return false;
@@ -201,17 +195,12 @@ static bool rb_move_tail(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu,
 	}
 
 	id = rb_slot_id(cpu, next);
-	rb_test_point(cpu, RB_TP_MOVE_DECIDED);
-	sb = &cpu->subbufs[id];
-	WRITE_ONCE(sb->gen, sb->gen + 1);
-	smp_wmb();	/* M5: iterators see gen change before the data does */
-	if (local64_cmpxchg(&cpu->write, w, rb_wword(next, id, 0)) != w)
+	rb_sb_enter(cpu, &cpu->subbufs[id]);
+	if (!rb_write_cas(cpu, w, rb_wword(next, id, 0)))
 		return true;
-	rb_test_point(cpu, RB_TP_MOVE_CLOSED);
 	sb = &cpu->subbufs[rb_w_id(w)];
-	sb->data_end = rb_w_off(w);
-	sb->tail_bytes = cap - rb_w_off(w);
-	local_add(sb->tail_bytes, &cpu->entries_bytes);
+	rb_sb_close(cpu, sb, rb_w_off(w), cap);
+	local_add(cap - rb_w_off(w), &cpu->entries_bytes);
 	local_inc(&cpu->entered);
 	return true;
 }
@@ -224,23 +213,20 @@ static bool rb_move_tail(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu,
  */
 void rb_publish(struct rb_cpu_buffer *cpu, u64 w)
 {
-	unsigned int c = cpu->commit_vpos, t = rb_w_vpos(w);
-	u32 id = cpu->commit_id;
+	unsigned int c = rb_commit_vpos(cpu), t = rb_w_vpos(w);
+	u32 id = rb_commit_id(cpu);
 
 	while (c != t) {
 		struct rb_subbuf *sb = &cpu->subbufs[id];
-		unsigned long before = sb->events_before + local_read(&sb->entries);
+		unsigned long before = rb_sb_before(cpu, sb) + rb_sb_events(cpu, sb);
 
-		smp_wmb();	/* M1: event bytes before the commit word */
-		local_set(&sb->page->commit, sb->data_end);
+		rb_len_set(cpu, sb->page, rb_sb_end(cpu, sb));
 		c = rb_vpos_next(cpu, c);
 		id = c == t ? rb_w_id(w) : rb_slot_id(cpu, c);
-		cpu->subbufs[id].events_before = before;
+		rb_sb_before_set(cpu, &cpu->subbufs[id], before);
 	}
-	smp_wmb();	/* M1 */
-	local_set(&cpu->subbufs[id].page->commit, rb_w_off(w));
-	cpu->commit_vpos = c;
-	smp_store_release(&cpu->commit_id, id);	/* M2 */
+	rb_len_set(cpu, cpu->subbufs[id].page, rb_w_off(w));
+	rb_commit_set(cpu, c, id);
 }
 
 /**
@@ -267,19 +253,19 @@ unsigned long rb_dirty(struct rb_cpu_buffer *cpu)
  */
 bool rb_watermark_hit(struct rb_cpu_buffer *cpu, int full)
 {
-	u32 commit = smp_load_acquire(&cpu->commit_id);	/* M2 */
+	u32 commit = rb_commit_id(cpu);
 	u32 reader = READ_ONCE(cpu->reader_id);
 	u64 h;
 
 	if (!full) {
-		if (READ_ONCE(cpu->read_pos) < rb_page_len(cpu->subbufs[reader].page))
+		if (READ_ONCE(cpu->read_pos) < rb_len(cpu, cpu->subbufs[reader].page))
 			return true;
 		if (commit == reader)
 			return false;
 		/* Sub-buffers before the commit one are closed, never empty. */
-		h = atomic64_read(&cpu->head);
-		return READ_ONCE(cpu->slots[rb_h_vpos(h) % cpu->nr]) != commit ||
-		       rb_page_len(cpu->subbufs[commit].page);
+		h = rb_head_word(cpu);
+		return rb_slot(cpu, rb_h_vpos(h)) != commit ||
+		       rb_len(cpu, cpu->subbufs[commit].page);
 	}
 	if (commit == reader)
 		return false;
@@ -295,7 +281,7 @@ static void rb_wake(struct rb_waiters *w)
 /* After publishing: wake whoever waits and is now satisfied (M7). */
 static void rb_wake_check(struct rb_cpu_buffer *cpu)
 {
-	struct rb_waiters *bw = &cpu->buffer->waiters;
+	struct rb_waiters *bw = &rb_owner(cpu)->waiters;
 
 	if (unlikely(READ_ONCE(bw->pending)))
 		rb_wake(bw);
@@ -328,7 +314,7 @@ void rb_reset_cpu_ring(struct rb_cpu_buffer *cpu)
 
 		sb->page->time_stamp = 0;
 		local_set(&sb->page->commit, 0);
-		local_set(&sb->entries, 0);
+		local_set(&sb->events, 0);
 		sb->data_end = 0;
 		sb->tail_bytes = 0;
 		sb->events_before = 0;
@@ -364,23 +350,20 @@ void rb_reset_cpu_ring(struct rb_cpu_buffer *cpu)
  */
 static int rb_swap_head(struct rb_cpu_buffer *cpu)
 {
-	u64 h = atomic64_read_acquire(&cpu->head);
+	u64 h = rb_head_word(cpu);
 	unsigned int hv = rb_h_vpos(h);
-	u32 x = READ_ONCE(cpu->slots[hv % cpu->nr]);
+	u32 x = rb_slot(cpu, hv);
 	struct rb_subbuf *xs = &cpu->subbufs[x];
 
 	/* M2: a commit point past X means X's data and length are final. */
-	if (x == smp_load_acquire(&cpu->commit_id) && !rb_page_len(xs->page))
+	if (x == rb_commit_id(cpu) && !rb_len(cpu, xs->page))
 		return 0;
-	WRITE_ONCE(cpu->slots[rb_vpos_prev(cpu, hv) % cpu->nr], rb_h_behind(h));
-	rb_test_point(cpu, RB_TP_SWAP_READ);
-	if (atomic64_cmpxchg(&cpu->head, h, rb_hword(rb_vpos_next(cpu, hv),
-						     cpu->reader_id)) != h)
+	rb_slot_set(cpu, rb_vpos_prev(cpu, hv), rb_h_behind(h));
+	if (!rb_head_cas(cpu, h, rb_hword(rb_vpos_next(cpu, hv), cpu->reader_id)))
 		return -EAGAIN;
-	rb_test_point(cpu, RB_TP_SWAP_WON);
-	WRITE_ONCE(cpu->slots[hv % cpu->nr], cpu->reader_id);
-	cpu->reader_id = x;
-	cpu->lost_events += xs->events_before - cpu->seen;
+	rb_slot_set(cpu, hv, cpu->reader_id);
+	WRITE_ONCE(cpu->reader_id, x);
+	cpu->lost_events += rb_sb_before(cpu, xs) - cpu->seen;
 	cpu->read_pos = 0;
 	cpu->read_stamp = xs->page->time_stamp;
 	cpu->reads++;
@@ -396,14 +379,14 @@ static int rb_swap_head(struct rb_cpu_buffer *cpu)
 static void rb_close_reader_page(struct rb_cpu_buffer *cpu)
 {
 	struct rb_subbuf *rsb = &cpu->subbufs[cpu->reader_id];
+	long n = rb_sb_events(cpu, rsb);
 
-	cpu->seen = rsb->events_before + local_read(&rsb->entries);
-	rsb->events_before = cpu->seen;
-	local_set(&rsb->entries, 0);
-	cpu->read_bytes += rsb->tail_bytes;
-	rsb->tail_bytes = 0;
-	rsb->data_end = 0;
-	local_set(&rsb->page->commit, 0);
+	cpu->seen = rb_sb_before(cpu, rsb) + n;
+	rb_sb_before_set(cpu, rsb, cpu->seen);
+	rb_sb_events_add(cpu, rsb, -n);
+	cpu->read_bytes += rb_sb_tail(cpu, rsb);
+	rb_sb_close(cpu, rsb, 0, 0);
+	rb_len_set(cpu, rsb->page, 0);
 	cpu->read_pos = 0;
 }
 
@@ -420,10 +403,10 @@ bool rb_reader_page(struct rb_cpu_buffer *cpu)
 
 	for (tries = 0; tries < RB_SWAP_TRIES; tries++) {
 		/* commit_id first: once it has moved on, the length is final. */
-		bool closed = smp_load_acquire(&cpu->commit_id) != cpu->reader_id;
+		bool closed = rb_commit_id(cpu) != cpu->reader_id;
 		struct rb_page *page = cpu->subbufs[cpu->reader_id].page;
 
-		if (cpu->read_pos < rb_page_len(page))
+		if (cpu->read_pos < rb_len(cpu, page))
 			return true;
 		if (!closed)
 			return false;
@@ -437,10 +420,9 @@ bool rb_reader_page(struct rb_cpu_buffer *cpu)
 
 /* ---- the write path ---- */
 
-static unsigned long rb_max_payload(struct trace_buffer *buffer)
+static unsigned long rb_max_payload(struct trace_buffer *buffer, bool abs)
 {
-	return buffer->time_stamp_abs ? buffer->max_data_size - RB_LEN_TIME :
-					buffer->max_data_size;
+	return abs ? buffer->max_data_size - RB_LEN_TIME : buffer->max_data_size;
 }
 
 /**
@@ -452,7 +434,7 @@ static unsigned long rb_max_payload(struct trace_buffer *buffer)
  */
 unsigned long ring_buffer_max_event_size(struct trace_buffer *buffer)
 {
-	return rb_max_payload(buffer);
+	return rb_max_payload(buffer, ring_buffer_time_stamp_abs(buffer));
 }
 EXPORT_SYMBOL_GPL(ring_buffer_max_event_size);
 
@@ -472,11 +454,10 @@ static __always_inline struct rb_cpu_buffer *rb_writable_cpu(struct trace_buffer
 	int id = raw_smp_processor_id();
 	struct rb_cpu_buffer *cpu;
 
-	if (atomic_read(&buffer->record_disabled) || !cpumask_test_cpu(id, buffer->cpumask))
+	if (!cpumask_test_cpu(id, buffer->cpumask))
 		return NULL;
 	cpu = buffer->cpus[id];
-	/* M6: recording on again means the rebuilt ring is visible. */
-	return atomic_read_acquire(&cpu->record_disabled) ? NULL : cpu;
+	return rb_recording(cpu, buffer) ? cpu : NULL;
 }
 
 static __always_inline struct rb_cpu_buffer *
@@ -486,18 +467,18 @@ rb_begin_write(struct trace_buffer *buffer, unsigned long len)
 
 	preempt_disable_notrace();
 	cpu = rb_writable_cpu(buffer);
-	if (likely(cpu && len <= rb_max_payload(buffer) && !rb_nmi_refused() &&
-		   local_read(&cpu->committing) < RB_MAX_OPEN && !rb_recursion_lock(cpu))) {
-		local_inc(&cpu->committing);
-		barrier();
+	if (likely(cpu && len <= rb_max_payload(buffer, rb_abs_mode(cpu, buffer)) &&
+		   !rb_nmi_refused() && rb_open_count(cpu) < RB_MAX_OPEN &&
+		   !rb_recursion_lock(cpu))) {
+		rb_open_add(cpu, 1);
 		/*
 		 * An interrupt may have swapped this CPU buffer into another
 		 * ring buffer (ring_buffer_swap_cpu()) before we counted
 		 * ourselves in committing; from here on the swap refuses.
 		 */
-		if (likely(READ_ONCE(cpu->buffer) == buffer))
+		if (likely(rb_owner(cpu) == buffer))
 			return cpu;
-		local_dec(&cpu->committing);
+		rb_open_add(cpu, -1);
 		rb_recursion_unlock(cpu);
 	}
 	preempt_enable_notrace();
@@ -567,23 +548,19 @@ static void rb_end_write(struct rb_cpu_buffer *cpu)
 	int tries;
 	u64 w;
 
-	if (local_read(&cpu->committing) > 1) {
-		local_dec(&cpu->committing);
+	if (rb_open_count(cpu) > 1) {
+		rb_open_add(cpu, -1);
 		goto out;
 	}
 	for (tries = 0; ; tries++) {
-		w = local64_read(&cpu->write);
-		rb_test_point(cpu, RB_TP_COMMIT_READ);
+		w = rb_write_word(cpu);
 		rb_publish(cpu, w);
 		rb_validate_tail(cpu, w);
-		local_dec(&cpu->committing);
-		rb_test_point(cpu, RB_TP_COMMIT_DROPPED);
-		barrier();
+		rb_open_add(cpu, -1);
 		/* Out of tries: the rest is published by the next commit. */
-		if (likely(local64_read(&cpu->write) == w) || tries == RB_COMMIT_TRIES)
+		if (likely(rb_write_word(cpu) == w) || tries == RB_COMMIT_TRIES)
 			break;
-		local_inc(&cpu->committing);
-		barrier();
+		rb_open_add(cpu, 1);
 	}
 	rb_wake_check(cpu);
 out:
@@ -601,13 +578,13 @@ enum rb_time_how { RB_T_FIRST, RB_T_DELTA, RB_T_EXTEND, RB_T_STAMP };
 static enum rb_time_how rb_time_how(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu,
 				    u64 w, u64 ts, u64 *delta)
 {
-	if (buffer->time_stamp_abs)
+	if (rb_abs_mode(cpu, buffer))
 		return RB_T_STAMP;
 	if (!rb_w_off(w))
 		return RB_T_FIRST;
-	if (local_read(&cpu->committing) != 1 || READ_ONCE(cpu->last_end) != w)
+	if (rb_open_count(cpu) != 1 || rb_stamp_end(cpu) != w)
 		return RB_T_STAMP;
-	*delta = ts - READ_ONCE(cpu->last_ts);
+	*delta = ts - rb_stamp_ts(cpu);
 	if (*delta <= RB_DELTA_MASK)
 		return RB_T_DELTA;
 	return *delta <= RB_STAMP_MASK ? RB_T_EXTEND : RB_T_STAMP;
@@ -616,7 +593,7 @@ static enum rb_time_how rb_time_how(struct trace_buffer *buffer, struct rb_cpu_b
 /* The outermost writer keeps time from going backwards. */
 static u64 rb_clock(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu)
 {
-	bool outermost = local_read(&cpu->committing) == 1;
+	bool outermost = rb_open_count(cpu) == 1;
 	u64 ts, last = 0;
 
 	/*
@@ -625,7 +602,7 @@ static u64 rb_clock(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu)
 	 * fails its cmpxchg anyway).
 	 */
 	if (outermost)
-		last = READ_ONCE(cpu->last_ts);
+		last = rb_stamp_ts(cpu);
 	barrier();
 	/* An indirect call costs a retpoline: call the default clock directly. */
 	if (IS_ENABLED(CONFIG_MITIGATION_RETPOLINE) && buffer->clock == trace_clock_local)
@@ -652,7 +629,7 @@ rb_reserve(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu, unsigned int 
 	int tries;
 
 	for (tries = 0; tries < RB_RESERVE_TRIES; tries++) {
-		w = local64_read(&cpu->write);
+		w = rb_write_word(cpu);
 		barrier();
 		ts = rb_clock(buffer, cpu);
 		how = rb_time_how(buffer, cpu, w, ts, &delta);
@@ -662,15 +639,13 @@ rb_reserve(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu, unsigned int 
 				return NULL;
 			continue;
 		}
-		rb_test_point(cpu, RB_TP_RESERVE_READ);
-		if (local64_cmpxchg(&cpu->write, w, w + need) == w)
+		if (rb_write_cas(cpu, w, w + need))
 			goto reserved;
 	}
 	local_inc(&cpu->dropped_events);
 	return NULL;
 
 reserved:
-	rb_test_point(cpu, RB_TP_RESERVE_DONE);
 	page = cpu->subbufs[rb_w_id(w)].page;
 	e = (struct ring_buffer_event *)&page->data[rb_w_off(w)];
 	if (!rb_w_off(w))
@@ -681,9 +656,9 @@ reserved:
 		e = (void *)e + RB_LEN_TIME;
 	}
 	rb_put_data_header(e, len, bytes, how == RB_T_DELTA ? delta : 0);
-	local_inc(&cpu->subbufs[rb_w_id(w)].entries);
+	rb_sb_events_add(cpu, &cpu->subbufs[rb_w_id(w)], 1);
 	local_add(need, &cpu->entries_bytes);
-	o = &cpu->open[local_read(&cpu->committing) - 1];
+	o = &cpu->open[rb_open_count(cpu) - 1];
 	o->ts = ts;
 	o->start = w;
 	o->end = w + need;
@@ -727,14 +702,11 @@ EXPORT_SYMBOL_GPL(ring_buffer_lock_reserve);
 int ring_buffer_unlock_commit(struct trace_buffer *buffer)
 {
 	struct rb_cpu_buffer *cpu = buffer->cpus[raw_smp_processor_id()];
-	struct rb_open *o = &cpu->open[local_read(&cpu->committing) - 1];
+	struct rb_open *o = &cpu->open[rb_open_count(cpu) - 1];
 
 	/* Still the last event: later deltas may refer to it. */
-	if (local64_read(&cpu->write) == o->end) {
-		WRITE_ONCE(cpu->last_ts, o->ts);
-		barrier();
-		WRITE_ONCE(cpu->last_end, o->end);
-	}
+	if (rb_write_word(cpu) == o->end)
+		rb_stamp_set(cpu, o->ts, o->end);
 	local_inc(&cpu->entries);
 	rb_end_write(cpu);
 	return 0;
@@ -752,12 +724,11 @@ EXPORT_SYMBOL_GPL(ring_buffer_unlock_commit);
 void ring_buffer_discard_commit(struct trace_buffer *buffer, struct ring_buffer_event *event)
 {
 	struct rb_cpu_buffer *cpu = buffer->cpus[raw_smp_processor_id()];
-	struct rb_open *o = &cpu->open[local_read(&cpu->committing) - 1];
+	struct rb_open *o = &cpu->open[rb_open_count(cpu) - 1];
 	struct rb_subbuf *sb = &cpu->subbufs[rb_w_id(o->start)];
 
-	local_dec(&sb->entries);
-	rb_test_point(cpu, RB_TP_DISCARD);
-	if (local64_cmpxchg(&cpu->write, o->end, o->start) == o->end) {
+	rb_sb_events_add(cpu, sb, -1);
+	if (rb_write_cas(cpu, o->end, o->start)) {
 		local_sub(rb_w_off(o->end) - rb_w_off(o->start), &cpu->entries_bytes);
 	} else {
 		/* A non-zero delta tells readers this padding has a length. */
@@ -808,7 +779,7 @@ u64 ring_buffer_event_time_stamp(struct trace_buffer *buffer, struct ring_buffer
 
 	if (!cpumask_test_cpu(id, buffer->cpumask))
 		return buffer->clock();
-	n = local_read(&buffer->cpus[id]->committing);
+	n = rb_open_count(buffer->cpus[id]);
 	if (n > 0 && n <= RB_MAX_OPEN)
 		return buffer->cpus[id]->open[n - 1].ts;
 	return buffer->clock();
@@ -859,11 +830,6 @@ void rb_set_test_hook(struct trace_buffer *buffer, rb_test_fn fn, void *data)
 	}
 }
 EXPORT_SYMBOL_IF_KUNIT(rb_set_test_hook);
-
-static u32 rb_id_at(struct rb_cpu_buffer *cpu, unsigned int vpos)
-{
-	return rb_slot_id(cpu, vpos);
-}
 
 /* Walk the committed events of one page; fail on anything malformed. */
 static int rb_check_page(struct rb_page *page, unsigned int from, unsigned int cap)
@@ -922,7 +888,7 @@ int rb_check_invariants(struct trace_buffer *buffer, int cpu_id)
 	/* R1: each id in one place. */
 	__set_bit(cpu->reader_id, seen);
 	for (i = 0; i < cpu->nr; i++) {
-		u32 id = rb_id_at(cpu, i);
+		u32 id = rb_slot_id(cpu, i);
 
 		if (id > cpu->nr || test_and_set_bit(id, seen)) {
 			pr_err("ring buffer: invariant: id %u in slot %u twice or out of range\n",
@@ -939,17 +905,24 @@ int rb_check_invariants(struct trace_buffer *buffer, int cpu_id)
 		ret = -EINVAL;
 		goto out;
 	}
-	if ((c == v ? cpu->reader_id : rb_id_at(cpu, c)) != cpu->commit_id ||
-	    (t == v ? cpu->reader_id : rb_id_at(cpu, t)) != rb_w_id(w)) {
+	if ((c == v ? cpu->reader_id : rb_slot_id(cpu, c)) != cpu->commit_id ||
+	    (t == v ? cpu->reader_id : rb_slot_id(cpu, t)) != rb_w_id(w)) {
 		pr_err("ring buffer: invariant: commit or tail id does not match its slot\n");
 		ret = -EINVAL;
 		goto out;
 	}
 	ret = rb_check_page(cpu->subbufs[cpu->reader_id].page, cpu->read_pos, cap);
 	for (v = hv; !ret && c != rb_vpos_prev(cpu, hv); v = rb_vpos_next(cpu, v)) {
-		ret = rb_check_page(cpu->subbufs[rb_id_at(cpu, v)].page, 0, cap);
+		struct rb_page *page = cpu->subbufs[rb_slot_id(cpu, v)].page;
+
+		ret = rb_check_page(page, 0, cap);
 		if (v == c)
 			break;
+		/* Only an event that fits no sub-buffer could close an empty one. */
+		if (!ret && !rb_page_len(page)) {
+			pr_err("ring buffer: invariant: closed sub-buffer at slot %u is empty\n", v);
+			ret = -EINVAL;
+		}
 	}
 out:
 	raw_spin_unlock_irq(&cpu->reader_lock);

@@ -189,6 +189,13 @@ static void rb_free_cpu_buffer(struct rb_cpu_buffer *c, unsigned int order)
 
 /* ---- quiescing ---- */
 
+/* Claim @c for @state (RB_CTL_*): false if another claim holds it. */
+static bool rb_ctl_claim(struct rb_cpu_buffer *c, int state)
+{
+	rb_test_point(c, RB_TP_CONTROL);
+	return atomic_cmpxchg(&c->ctl, RB_CTL_IDLE, state) == RB_CTL_IDLE;
+}
+
 static bool rb_is_quiesced(struct rb_cpu_buffer *c)
 {
 	return atomic_read(&c->ctl) == RB_CTL_QUIESCED;
@@ -206,7 +213,7 @@ static void rb_quiesce_cpu(struct trace_buffer *buffer, int i)
 
 	for (;;) {
 		c = rb_cpu(buffer, i);
-		if (atomic_cmpxchg(&c->ctl, RB_CTL_IDLE, RB_CTL_QUIESCED) != RB_CTL_IDLE) {
+		if (!rb_ctl_claim(c, RB_CTL_QUIESCED)) {
 			cpu_relax();
 			continue;
 		}
@@ -276,7 +283,7 @@ static bool rb_quiesced_busy(struct trace_buffer *buffer)
 /* A data sub-buffer dropped by a shrink, counted like an eviction. */
 static void rb_drop_subbuf(struct rb_cpu_buffer *c, struct rb_subbuf *sb)
 {
-	local_add(local_read(&sb->entries), &c->overrun);
+	local_add(local_read(&sb->events), &c->overrun);
 	local_sub(rb_capacity(c->buffer), &c->entries_bytes);
 	local_inc(&c->evicted);
 }
@@ -662,9 +669,9 @@ int ring_buffer_swap_cpu(struct trace_buffer *buffer_a, struct trace_buffer *buf
 	if (rb_recording_off(buffer_a, a) || rb_recording_off(buffer_b, b))
 		return -EAGAIN;
 	/* Claim both from the control operations (see cpu->ctl). */
-	if (atomic_cmpxchg(&a->ctl, RB_CTL_IDLE, RB_CTL_SWAPPING) != RB_CTL_IDLE)
+	if (!rb_ctl_claim(a, RB_CTL_SWAPPING))
 		return -EBUSY;
-	if (atomic_cmpxchg(&b->ctl, RB_CTL_IDLE, RB_CTL_SWAPPING) != RB_CTL_IDLE) {
+	if (!rb_ctl_claim(b, RB_CTL_SWAPPING)) {
 		atomic_set(&a->ctl, RB_CTL_IDLE);
 		return -EBUSY;
 	}

@@ -1,32 +1,42 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * White-box KUnit suite: every interleaving of the ring's labelled points
- * with a nested writer or a reader, to depth 2 (see "Test hooks" in
- * Documentation/trace/ring-buffer-design.rst).
+ * White-box KUnit suite: every interleaving of the ring's test points with
+ * a nested writer, a reader, a mode change or a snapshot swap, to depth 2
+ * (see "Test hooks" in Documentation/trace/ring-buffer-design.rst).
  *
  * Why enumerating the points covers every interleaving. The write path
  * (reserve, tail move, eviction, commit, discard) and the reader's swap
- * depend only on the order of their accesses to shared words (write, head,
- * slots, the commit point), and a point sits between each two of them whose
- * order matters. Whoever else runs meanwhile is atomic with respect to those
- * points: a nested writer (interrupt, NMI) runs to completion before the
- * writer it interrupted goes on, and a reader on another CPU conflicts with
- * the writer only through one cmpxchg of the head word; its other stores
- * write slot values that R1 already implies, or values that only grow. So a
- * real execution equals one in which every other operation happens whole at
- * one point, and this suite runs each such execution: for every hit of every
- * point in a scenario, every action allowed there, and again for every hit
- * inside that action (an interrupt inside an interrupt). Nesting deeper than
- * two is not enumerated.
+ * depend only on the order of their accesses to shared state, and every
+ * such access goes through a helper of ring_buffer_internal.h that is a
+ * test point ("rbdev check-points" keeps it so): a point sits before each
+ * shared access by construction. Whoever else runs meanwhile is atomic
+ * with respect to those points: a nested writer (interrupt, NMI) runs to
+ * completion before the writer it interrupted goes on, and a reader on
+ * another CPU conflicts with the writer only through one cmpxchg of the
+ * head word; its other stores write slot values that R1 already implies,
+ * or values that only grow. So a real execution equals one in which every
+ * other operation happens whole at one point, and this suite runs each
+ * such execution: for every hit of every point in a scenario, every action
+ * allowed there, and again for every hit inside that action (an interrupt
+ * inside an interrupt). Depth 3 runs with the module parameter depth=3.
  *
  * Method. A scenario is a fixed script of writes and reads on one CPU, in
  * one mode, on three order-0 sub-buffers. A counting run records the points
  * it hits; each replay uses a fresh buffer and injects one action at hit i
- * (and, at depth 2, one more at hit j of the first action). Actions: a small
- * nested write, one that fills the rest of the tail sub-buffer, one of the
- * largest size (it always moves the tail and fills a whole sub-buffer, so it
- * may evict what a reader is taking), and at writer points a consume or a
- * read_page, as a reader on another CPU would do them.
+ * (and, at depth 2, one more at hit j of the first action). Actions: a
+ * small nested write, one that fills the rest of the tail sub-buffer, one of
+ * the largest size (it always moves the tail and fills a whole sub-buffer,
+ * so it may evict what a reader is taking), absolute time stamps turned on
+ * or off, a snapshot swap there and back (it must refuse while a writer is
+ * open, and otherwise move nothing), and outside the reader a consume or a
+ * read_page, as a reader on another CPU would do them. The sleeping control
+ * operations (resize, order change, reset) cannot run inside a writer on
+ * its CPU: the stories run them where the swap claims its CPU buffers.
+ *
+ * Stories. Some bugs need more than two nested actions (a ring refilled by
+ * an interrupt, then an NMI, then a reader): a story names its injections
+ * by point and occurrence instead of by hit number, and runs under the same
+ * oracle. Each story reproduces a bug once found.
  *
  * The oracle. The fake clock returns a new value on every call, and buffer
  * order is clock order (a reservation pass that loses its cmpxchg reads the
@@ -40,9 +50,9 @@
  * commit-overrun counters equal to what the oracle counted, and
  * rb_check_invariants() clean (also after every script step).
  *
- * Relied on: the hook runs on the writer's CPU with preemption disabled; at
- * RB_TP_SWAP_* the reader lock is held with interrupts off, so no reader
- * action is injected there or inside an action injected there.
+ * Relied on: the hook runs on the writer's CPU with preemption disabled
+ * inside a writer; inside a reader the reader lock is held with interrupts
+ * off, so no reader action is injected there.
  */
 
 #include <kunit/test.h>
@@ -57,35 +67,62 @@
 
 #define RBI_SUBBUFS	3
 #define RBI_MAX_REC	64
-#define RBI_MAX_HITS	512
+#define RBI_MAX_HITS	2048
+#define RBI_MAX_DEPTH	3
 #define RBI_SMALL	8		/* payload of a small write */
+#define RBI_BIG		1000		/* the stories' event: four fill a page */
 #define RBI_STEP	10		/* fake clock step */
 #define RBI_REPORTS	3		/* failing runs reported in full */
-#define RBI_ALL_POINTS	((1U << RB_TP_NR) - 1)
-/* Kernels where depth 2 of the second scenario would take too long. */
-#define RBI_SLOW_KERNEL	(IS_ENABLED(CONFIG_KASAN) || IS_ENABLED(CONFIG_PROVE_LOCKING))
 
-enum rbi_action { RBI_A_SMALL, RBI_A_FILL, RBI_A_MAX, RBI_A_READ, RBI_A_PAGE, RBI_A_NR };
+static int rbi_depth = 2;
+module_param_named(depth, rbi_depth, int, 0444);
+MODULE_PARM_DESC(depth, "how many actions deep to nest (0-3; 2 by default)");
 
-static const char * const rbi_action_name[RBI_A_NR] = {
-	"small write", "fill write", "largest write", "consume", "read_page",
+enum rbi_action {
+	RBI_A_SMALL, RBI_A_FILL, RBI_A_MAX, RBI_A_ABS, RBI_A_SWAP, RBI_A_READ, RBI_A_PAGE,
+	RBI_A_NR,
+	/* Only in stories. */
+	RBI_A_BIG = RBI_A_NR, RBI_A_DRAIN, RBI_A_ORDER,
+};
+
+static const char * const rbi_action_name[] = {
+	[RBI_A_SMALL]	= "small write",
+	[RBI_A_FILL]	= "fill write",
+	[RBI_A_MAX]	= "largest write",
+	[RBI_A_ABS]	= "absolute time stamps toggled",
+	[RBI_A_SWAP]	= "snapshot swap and back",
+	[RBI_A_READ]	= "consume",
+	[RBI_A_PAGE]	= "read_page",
+	[RBI_A_BIG]	= "1000-byte write",
+	[RBI_A_DRAIN]	= "consume all",
+	[RBI_A_ORDER]	= "order change",
 };
 
 static const char * const rbi_point_name[RB_TP_NR] = {
-	[RB_TP_RESERVE_READ]	= "RESERVE_READ",
-	[RB_TP_RESERVE_DONE]	= "RESERVE_DONE",
-	[RB_TP_MOVE_DECIDED]	= "MOVE_DECIDED",
-	[RB_TP_EVICT_WON]	= "EVICT_WON",
-	[RB_TP_MOVE_CLOSED]	= "MOVE_CLOSED",
-	[RB_TP_COMMIT_READ]	= "COMMIT_READ",
-	[RB_TP_COMMIT_DROPPED]	= "COMMIT_DROPPED",
-	[RB_TP_DISCARD]		= "DISCARD",
-	[RB_TP_SWAP_READ]	= "SWAP_READ",
-	[RB_TP_SWAP_WON]	= "SWAP_WON",
+	[RB_TP_WRITE]		= "WRITE",
+	[RB_TP_WRITE_CAS]	= "WRITE_CAS",
+	[RB_TP_HEAD]		= "HEAD",
+	[RB_TP_HEAD_CAS]	= "HEAD_CAS",
+	[RB_TP_SLOT]		= "SLOT",
+	[RB_TP_SLOT_SET]	= "SLOT_SET",
+	[RB_TP_COMMIT]		= "COMMIT",
+	[RB_TP_COMMIT_SET]	= "COMMIT_SET",
+	[RB_TP_LEN]		= "LEN",
+	[RB_TP_LEN_SET]		= "LEN_SET",
+	[RB_TP_BOOKS]		= "BOOKS",
+	[RB_TP_STAMP]		= "STAMP",
+	[RB_TP_STAMP_SET]	= "STAMP_SET",
+	[RB_TP_MODE]		= "MODE",
+	[RB_TP_OPEN]		= "OPEN",
+	[RB_TP_CONTROL]		= "CONTROL",
 };
 
-/* Script steps. A negative length -k means capacity / k - 8 bytes. */
-enum rbi_kind { RBI_WRITE, RBI_DISCARD, RBI_CONSUME, RBI_PAGE, RBI_DRAIN };
+/*
+ * Script steps. A length of -k means capacity / k - 8 bytes; RBI_LEN_MAX
+ * the largest payload outside absolute time stamp mode.
+ */
+#define RBI_LEN_MAX	INT_MIN
+enum rbi_kind { RBI_WRITE, RBI_DISCARD, RBI_CONSUME, RBI_PAGE, RBI_DRAIN, RBI_SWAP };
 
 struct rbi_op {
 	enum rbi_kind	kind;
@@ -98,8 +135,9 @@ struct rbi_op {
  * Half-capacity events fill a sub-buffer exactly. In overwrite mode: fill
  * the ring, evict the head, swap with lost events, copy part of a page,
  * a TIME_EXTEND, a whole-page read_page, a reader that takes the tail
- * (detached), moves from there, a second eviction. In producer/consumer
- * mode the same script drops writes and moves behind the head instead.
+ * (detached), moves from there, a second eviction, a write of the largest
+ * size. In producer/consumer mode the same script drops writes and moves
+ * behind the head instead.
  */
 static const struct rbi_op rbi_script[] = {
 	{ RBI_WRITE, -2, 2 },
@@ -115,20 +153,49 @@ static const struct rbi_op rbi_script[] = {
 	{ RBI_CONSUME, 0, 3 },
 	{ RBI_WRITE, -2, 3 },
 	{ RBI_WRITE, RBI_SMALL, 1, 1U << 28 },
-	{ RBI_WRITE, -2, 5 },
+	{ RBI_WRITE, -2, 2 },
+	{ RBI_WRITE, RBI_LEN_MAX, 1 },
 	{ RBI_DRAIN, 0, 1 },
 };
 
-struct rbi_scenario {
-	const char	*name;
-	unsigned int	flags;
-	unsigned int	must;		/* points the counting run must hit */
-	bool		deep;		/* enumerate depth 2 too */
+/*
+ * A story's injection: at the @nth hit (from 0) of point @pt inside the
+ * action of beat @parent (-1: the script itself), run @act @rep times.
+ */
+struct rbi_beat {
+	int			parent;
+	int			step;		/* with parent -1: the script step */
+	enum rb_test_point	pt;
+	int			nth;
+	enum rbi_action		act;
+	int			rep;
 };
 
+#define RBI_MAX_BEATS	6
+/* A recorded hit: its point, and whether the reader lock may be held. */
+#define RBI_IN_READER	0x80
+
+struct rbi_scenario {
+	const char		*name;
+	unsigned int		flags;
+	unsigned int		subbufs;
+	const struct rbi_op	*script;
+	unsigned int		steps;
+	unsigned int		must;		/* points the counting run must hit */
+	bool			deep;		/* enumerate depth 2 too */
+	struct rbi_beat		beats[RBI_MAX_BEATS];	/* stories only */
+	unsigned int		nbeats;
+};
+
+#define RBI_ALL_POINTS	((1U << RB_TP_NR) - 1 - BIT(RB_TP_CONTROL))
+/* Kernels where depth 2 of the second scenario would take too long. */
+#define RBI_SLOW_KERNEL	(IS_ENABLED(CONFIG_KASAN) || IS_ENABLED(CONFIG_PROVE_LOCKING))
+
 static const struct rbi_scenario rbi_scenarios[] = {
-	{ "overwrite", RB_FL_OVERWRITE, RBI_ALL_POINTS, true },
-	{ "producer-consumer", 0, RBI_ALL_POINTS & ~BIT(RB_TP_EVICT_WON), !RBI_SLOW_KERNEL },
+	{ "overwrite", RB_FL_OVERWRITE, RBI_SUBBUFS, rbi_script, ARRAY_SIZE(rbi_script),
+	  RBI_ALL_POINTS, true },
+	{ "producer-consumer", 0, RBI_SUBBUFS, rbi_script, ARRAY_SIZE(rbi_script),
+	  RBI_ALL_POINTS, !RBI_SLOW_KERNEL },
 };
 
 enum rbi_state {
@@ -152,24 +219,32 @@ struct rbi_rec {
 };
 
 struct rbi_plan {
-	int		at[2];		/* hit to inject at, per depth; -1: none */
-	enum rbi_action	act[2];
-	enum rb_test_point pt[2];	/* for messages */
+	int		at[RBI_MAX_DEPTH];	/* hit to inject at, per depth; -1: none */
+	enum rbi_action	act[RBI_MAX_DEPTH];
+	enum rb_test_point pt[RBI_MAX_DEPTH];	/* for messages */
 };
 
 struct rbi_run {
 	struct trace_buffer		*buffer;
+	struct trace_buffer		*twin;		/* for the snapshot swap */
 	struct buffer_data_read_page	*rpage;
+	const struct rbi_scenario	*sc;
 	int				cpu;
 	const struct rbi_plan		*plan;
 	int				depth;		/* 0: the script */
 	int				record;		/* depth whose points are recorded */
+	int				in_reader;	/* the reader lock may be held */
+	int				writing;	/* writers between reserve and commit */
 	bool				quiet;
-	int				hits[3];
+	bool				leak;		/* a broken swap left them unsafe to free */
+	int				hits[RBI_MAX_DEPTH + 1];
 	unsigned int			points;		/* hit at depth 0 */
 	u8				trace[RBI_MAX_HITS];
+	/* stories: the beat whose action runs at each depth, hits per point */
+	int				beat_at[RBI_MAX_DEPTH + 1];
+	u16				beat_hits[RBI_MAX_DEPTH + 1][RB_TP_NR];
 	u64				now;
-	u64				clk[3];		/* last clock value, per depth */
+	u64				clk[RBI_MAX_DEPTH + 1];	/* last clock value, per depth */
 	struct rbi_rec			rec[RBI_MAX_REC];
 	unsigned int			nrec;
 	unsigned long			pend;		/* reported lost, not yet matched */
@@ -203,15 +278,10 @@ static __printf(2, 3) void rbi_fail(struct rbi_run *r, const char *fmt, ...)
 	va_end(args);
 }
 
-static bool rbi_reader_point(enum rb_test_point pt)
+/* Readers need the reader lock: not while it may be held. */
+static bool rbi_allowed(struct rbi_run *r, enum rbi_action a)
 {
-	return pt == RB_TP_SWAP_READ || pt == RB_TP_SWAP_WON;
-}
-
-/* Readers need the reader lock: not while it is held. */
-static bool rbi_allowed(enum rb_test_point pt, enum rbi_action a, bool locked)
-{
-	return a < RBI_A_READ || (!locked && !rbi_reader_point(pt));
+	return (a != RBI_A_READ && a != RBI_A_PAGE && a != RBI_A_DRAIN) || !r->in_reader;
 }
 
 static u8 rbi_byte(u32 tag, unsigned int i)
@@ -287,12 +357,26 @@ static bool rbi_consume(struct rbi_run *r)
 	unsigned long lost = 0;
 	u64 ts;
 
+	r->in_reader++;
 	event = ring_buffer_consume(r->buffer, r->cpu, &ts, &lost);
+	r->in_reader--;
 	if (!event)
 		return false;
+	if (lost > RBI_MAX_REC) {
+		rbi_fail(r, "%lu events reported lost, %u were written", lost, r->nrec);
+		return false;
+	}
 	r->pend += lost;
 	rbi_saw(r, ring_buffer_event_data(event), ring_buffer_event_length(event), ts);
 	return true;
+}
+
+static void rbi_drain(struct rbi_run *r)
+{
+	unsigned int guard;
+
+	for (guard = 0; guard < 4 * RBI_MAX_REC && !r->err[0] && rbi_consume(r); guard++)
+		;
 }
 
 /* Bytes of the event at @e on a page, 0 for the end marker. */
@@ -318,9 +402,13 @@ static void rbi_read_page(struct rbi_run *r)
 	struct rb_page *pg;
 	unsigned long commit;
 	u64 ts;
+	int ret;
 
-	if (ring_buffer_read_page(r->buffer, r->rpage, ring_buffer_read_page_size(r->rpage),
-				  r->cpu, 0) < 0)
+	r->in_reader++;
+	ret = ring_buffer_read_page(r->buffer, r->rpage, ring_buffer_read_page_size(r->rpage),
+				    r->cpu, 0);
+	r->in_reader--;
+	if (ret < 0)
 		return;
 	pg = ring_buffer_read_page_data(r->rpage);
 	commit = local_read(&pg->commit);
@@ -377,8 +465,10 @@ static void rbi_write(struct rbi_run *r, unsigned int len, bool discard)
 	}
 	rec = &r->rec[r->nrec++];
 	rec->len = len;
+	r->writing++;
 	event = ring_buffer_lock_reserve(r->buffer, len);
 	if (!event) {
+		r->writing--;
 		rec->state = RBI_S_FAILED;
 		return;
 	}
@@ -390,12 +480,14 @@ static void rbi_write(struct rbi_run *r, unsigned int len, bool discard)
 	if (discard) {
 		rec->state = RBI_S_DISCARDED;
 		ring_buffer_discard_commit(r->buffer, event);
+		r->writing--;
 		return;
 	}
 	/* Complete now: a reader injected into the commit may see it. */
 	rec->state = RBI_S_WRITTEN;
 	if (ring_buffer_unlock_commit(r->buffer))
 		rbi_fail(r, "commit of event %u failed", tag);
+	r->writing--;
 }
 
 /*
@@ -418,19 +510,121 @@ static unsigned int rbi_fill_len(struct rbi_run *r)
 	return min(want - RB_EVENT_HDR, RB_SMALL_MAX);
 }
 
+/*
+ * A snapshot swap from an interrupt, there and back: with a writer open it
+ * must refuse; otherwise both swaps succeed and nothing moves.
+ */
+static void rbi_swap(struct rbi_run *r)
+{
+	int ret = ring_buffer_swap_cpu(r->buffer, r->twin, r->cpu);
+
+	if (ret == -ENODEV)
+		return;		/* built without CONFIG_RING_BUFFER_ALLOW_SWAP */
+	if (ret && ret != -EBUSY)
+		rbi_fail(r, "snapshot swap: %d", ret);
+	if (ret)
+		return;
+	if (r->writing)
+		rbi_fail(r, "snapshot swap succeeded under an open writer");
+	ret = ring_buffer_swap_cpu(r->buffer, r->twin, r->cpu);
+	if (ret)
+		rbi_fail(r, "snapshot swap back: %d", ret);
+}
+
+/*
+ * A snapshot swap with no writer open: it succeeds where the two buffers
+ * have the same geometry and refuses with -EINVAL where they do not.
+ */
+static void rbi_swap_step(struct rbi_run *r)
+{
+	int ret = ring_buffer_swap_cpu(r->buffer, r->twin, r->cpu), a, b;
+
+	if (ret == -ENODEV)
+		return;		/* built without CONFIG_RING_BUFFER_ALLOW_SWAP */
+	a = ring_buffer_subbuf_order_get(r->buffer);
+	b = ring_buffer_subbuf_order_get(r->twin);
+	if (!ret && a != b) {
+		rbi_fail(r, "snapshot swap between sub-buffer orders %d and %d", a, b);
+		r->leak = true;
+	}
+	else if (ret && (a == b || ret != -EINVAL))
+		rbi_fail(r, "snapshot swap refused (%d) with no writer open", ret);
+	else if (!ret && ring_buffer_swap_cpu(r->buffer, r->twin, r->cpu))
+		rbi_fail(r, "snapshot swap back refused");
+}
+
+/*
+ * trace.c changes the order of the main buffer, then of the snapshot
+ * buffer: a swap may run in between.
+ */
+static void rbi_order(struct rbi_run *r)
+{
+	if (ring_buffer_subbuf_order_set(r->buffer, ring_buffer_subbuf_order_get(r->buffer) + 1))
+		rbi_fail(r, "order change failed");
+}
+
 static void rbi_act(struct rbi_run *r, enum rbi_action a)
 {
-	if (a == RBI_A_READ)
+	unsigned int len;
+
+	switch (a) {
+	case RBI_A_READ:
 		rbi_consume(r);
-	else if (a == RBI_A_PAGE)
-		rbi_read_page(r);
-	if (a >= RBI_A_READ)
 		return;
+	case RBI_A_PAGE:
+		rbi_read_page(r);
+		return;
+	case RBI_A_DRAIN:
+		rbi_drain(r);
+		return;
+	case RBI_A_ABS:
+		ring_buffer_set_time_stamp_abs(r->buffer,
+					       !ring_buffer_time_stamp_abs(r->buffer));
+		return;
+	case RBI_A_SWAP:
+		rbi_swap(r);
+		return;
+	case RBI_A_ORDER:
+		rbi_order(r);
+		return;
+	case RBI_A_SMALL:
+		len = RBI_SMALL;
+		break;
+	case RBI_A_FILL:
+		len = rbi_fill_len(r);
+		break;
+	case RBI_A_BIG:
+		len = RBI_BIG;
+		break;
+	default:
+		len = ring_buffer_max_event_size(r->buffer);
+	}
 	/* Fresh recursion bits: the write behaves like an interrupt. */
 	ring_buffer_nest_start(r->buffer);
-	rbi_write(r, a == RBI_A_SMALL ? RBI_SMALL : a == RBI_A_FILL ? rbi_fill_len(r) :
-		  ring_buffer_max_event_size(r->buffer), false);
+	rbi_write(r, len, false);
 	ring_buffer_nest_end(r->buffer);
+}
+
+/* Run the story's beats due at this point. */
+static void rbi_beats(struct rbi_run *r, int d, enum rb_test_point pt)
+{
+	const struct rbi_scenario *sc = r->sc;
+	int n = r->beat_hits[d][pt]++, b, k;
+
+	for (b = 0; b < sc->nbeats; b++) {
+		const struct rbi_beat *bt = &sc->beats[b];
+
+		if (bt->parent != r->beat_at[d] || bt->pt != pt || bt->nth != n ||
+		    (bt->parent < 0 && bt->step != r->op))
+			continue;
+		for (k = 0; k < bt->rep && !r->err[0]; k++) {
+			r->depth++;
+			r->beat_at[r->depth] = b;
+			memset(r->beat_hits[r->depth], 0, sizeof(r->beat_hits[0]));
+			rbi_act(r, bt->act);
+			r->depth--;
+		}
+	}
 }
 
 static void rbi_hook(struct trace_buffer *buffer, int cpu, enum rb_test_point pt, void *data)
@@ -444,12 +638,17 @@ static void rbi_hook(struct trace_buffer *buffer, int cpu, enum rb_test_point pt
 		rbi_fail(r, "hook called for CPU %d, point %d", cpu, pt);
 		return;
 	}
+	if (r->sc->nbeats) {
+		if (d < RBI_MAX_DEPTH)
+			rbi_beats(r, d, pt);
+		return;
+	}
 	n = r->hits[d]++;
 	if (!d)
 		r->points |= BIT(pt);
 	if (d == r->record && n < RBI_MAX_HITS)
-		r->trace[n] = pt;
-	if (d < 2 && n == r->plan->at[d]) {
+		r->trace[n] = pt | (r->in_reader ? RBI_IN_READER : 0);
+	if (d < RBI_MAX_DEPTH && n == r->plan->at[d] && rbi_allowed(r, r->plan->act[d])) {
 		r->depth++;
 		rbi_act(r, r->plan->act[d]);
 		r->depth--;
@@ -458,15 +657,20 @@ static void rbi_hook(struct trace_buffer *buffer, int cpu, enum rb_test_point pt
 
 static void rbi_step(struct rbi_run *r, const struct rbi_op *op)
 {
-	unsigned int i, guard;
+	unsigned int i, len;
 
 	for (i = 0; i < op->rep && !r->err[0]; i++) {
 		switch (op->kind) {
 		case RBI_WRITE:
 		case RBI_DISCARD:
 			r->now += op->gap;
-			rbi_write(r, op->len < 0 ? rb_capacity(r->buffer) / -op->len - 8 : op->len,
-				  op->kind == RBI_DISCARD);
+			if (op->len == RBI_LEN_MAX)
+				len = r->buffer->max_data_size;
+			else if (op->len < 0)
+				len = rb_capacity(r->buffer) / -op->len - 8;
+			else
+				len = op->len;
+			rbi_write(r, len, op->kind == RBI_DISCARD);
 			break;
 		case RBI_CONSUME:
 			rbi_consume(r);
@@ -475,8 +679,10 @@ static void rbi_step(struct rbi_run *r, const struct rbi_op *op)
 			rbi_read_page(r);
 			break;
 		case RBI_DRAIN:
-			for (guard = 0; guard < 4 * RBI_MAX_REC && rbi_consume(r); guard++)
-				;
+			rbi_drain(r);
+			break;
+		case RBI_SWAP:
+			rbi_swap_step(r);
 			break;
 		}
 	}
@@ -486,11 +692,10 @@ static void rbi_step(struct rbi_run *r, const struct rbi_op *op)
 static void rbi_oracle(struct rbi_run *r)
 {
 	struct trace_buffer *b = r->buffer;
-	unsigned int n[RBI_S_NR] = {}, k, guard;
+	unsigned int n[RBI_S_NR] = {}, k;
 	unsigned long failed;
 
-	for (guard = 0; guard < 4 * RBI_MAX_REC && rbi_consume(r); guard++)
-		;
+	rbi_drain(r);
 	if (r->err[0])
 		return;
 	rbi_pass_over(r, U64_MAX);
@@ -509,8 +714,15 @@ static void rbi_oracle(struct rbi_run *r)
 	if (failed != n[RBI_S_FAILED])
 		rbi_fail(r, "dropped + commit overrun %lu, %u writes failed",
 			 failed, n[RBI_S_FAILED]);
+	if (!ring_buffer_empty_cpu(r->twin, r->cpu))
+		rbi_fail(r, "events left behind in the snapshot buffer");
 	if (!r->err[0] && rb_check_invariants(b, r->cpu))
 		rbi_fail(r, "invariants broken after the drain");
+}
+
+static unsigned long rbi_size(const struct rbi_scenario *sc)
+{
+	return sc->subbufs * (PAGE_SIZE - RB_PAGE_HDR);
 }
 
 /* One run of the script on a fresh buffer, with @plan's injections. */
@@ -520,17 +732,21 @@ static bool rbi_run(const struct rbi_scenario *sc, struct rbi_run *r,
 	unsigned int i;
 
 	memset(r, 0, sizeof(*r));
+	r->sc = sc;
 	r->cpu = raw_smp_processor_id();
 	r->plan = plan;
 	r->record = record;
+	r->beat_at[0] = -1;
 	r->now = 1000;
 	rbi_cur = r;
-	r->buffer = ring_buffer_alloc(RBI_SUBBUFS * (PAGE_SIZE - RB_PAGE_HDR), sc->flags);
-	if (!r->buffer) {
+	r->buffer = ring_buffer_alloc(rbi_size(sc), sc->flags);
+	r->twin = ring_buffer_alloc(rbi_size(sc), sc->flags);
+	if (!r->buffer || !r->twin) {
 		rbi_fail(r, "no buffer");
-		return false;
+		goto out;
 	}
 	ring_buffer_set_clock(r->buffer, rbi_clock);
+	ring_buffer_set_clock(r->twin, rbi_clock);
 	if (ring_buffer_alloc_read_page(r->buffer, r->cpu, &r->rpage)) {
 		r->rpage = NULL;
 		rbi_fail(r, "no read page");
@@ -538,27 +754,32 @@ static bool rbi_run(const struct rbi_scenario *sc, struct rbi_run *r,
 	}
 	/* Never removed: that would wait for a grace period on every run. */
 	rb_set_test_hook(r->buffer, rbi_hook, r);
-	for (i = 0; i < ARRAY_SIZE(rbi_script) && !r->err[0]; i++) {
+	for (i = 0; i < sc->steps && !r->err[0]; i++) {
 		r->op = i;
-		rbi_step(r, &rbi_script[i]);
+		memset(r->beat_hits[0], 0, sizeof(r->beat_hits[0]));
+		rbi_step(r, &sc->script[i]);
 		if (!r->err[0] && rb_check_invariants(r->buffer, r->cpu))
 			rbi_fail(r, "invariants broken");
 	}
 	r->quiet = true;
 	if (!r->err[0])
 		rbi_oracle(r);
-	if (!r->err[0] && plan->at[0] >= 0 && r->hits[0] <= plan->at[0])
+	if (!r->err[0] && plan && plan->at[0] >= 0 && r->hits[0] <= plan->at[0])
 		rbi_fail(r, "the replay diverged: hit %d never came", plan->at[0]);
-	ring_buffer_free_read_page(r->buffer, r->cpu, r->rpage);
+	if (!r->leak)
+		ring_buffer_free_read_page(r->buffer, r->cpu, r->rpage);
 out:
-	ring_buffer_free(r->buffer);
+	if (r->twin && !r->leak)
+		ring_buffer_free(r->twin);
+	if (r->buffer && !r->leak)
+		ring_buffer_free(r->buffer);
 	return !r->err[0];
 }
 
 static bool rbi_check(struct kunit *test, const struct rbi_scenario *sc, struct rbi_run *r,
 		      const struct rbi_plan *p, int record, unsigned int *fails)
 {
-	char how[160] = "nothing";
+	char how[256] = "nothing";
 	int d, n = 0;
 
 	cond_resched();
@@ -566,7 +787,7 @@ static bool rbi_check(struct kunit *test, const struct rbi_scenario *sc, struct 
 		return true;
 	if (++*fails > RBI_REPORTS)
 		return false;
-	for (d = 0; d < 2 && p->at[d] >= 0; d++)
+	for (d = 0; d < RBI_MAX_DEPTH && p->at[d] >= 0; d++)
 		n += scnprintf(how + n, sizeof(how) - n, "%s%s at hit %d (%s)",
 			       d ? ", inside it " : "", rbi_action_name[p->act[d]],
 			       p->at[d], rbi_point_name[p->pt[d]]);
@@ -582,57 +803,83 @@ static int rbi_trace(struct kunit *test, struct rbi_run *r, int d, u8 *to)
 	return min(r->hits[d], RBI_MAX_HITS);
 }
 
+struct rbi_enum {
+	struct kunit			*test;
+	const struct rbi_scenario	*sc;
+	struct rbi_run			*r;
+	struct rbi_plan			p;
+	u8				*trace[RBI_MAX_DEPTH];
+	unsigned int			runs[RBI_MAX_DEPTH + 1];
+	unsigned int			fails;
+	int				depth;		/* deepest level enumerated */
+};
+
+/*
+ * Inject every action at every hit of level @d of the run in e->p (whose
+ * levels below @d are fixed), and recurse into each injected action.
+ */
+static void rbi_enumerate(struct rbi_enum *e, int d, int nhits)
+{
+	int i, a, nsub;
+
+	for (i = 0; i < nhits; i++) {
+		for (a = 0; a < RBI_A_NR; a++) {
+			if ((e->trace[d][i] & RBI_IN_READER) &&
+			    (a == RBI_A_READ || a == RBI_A_PAGE))
+				continue;
+			e->p.at[d] = i;
+			e->p.act[d] = a;
+			e->p.pt[d] = e->trace[d][i] & ~RBI_IN_READER;
+			if (d + 1 < RBI_MAX_DEPTH)
+				e->p.at[d + 1] = -1;
+			e->runs[d + 1]++;
+			if (!rbi_check(e->test, e->sc, e->r, &e->p, d + 1, &e->fails) ||
+			    d + 1 >= e->depth)
+				continue;
+			nsub = rbi_trace(e->test, e->r, d + 1, e->trace[d + 1]);
+			rbi_enumerate(e, d + 1, nsub);
+		}
+	}
+	e->p.at[d] = -1;
+}
+
 static void rbi_interleavings(struct kunit *test)
 {
 	const struct rbi_scenario *sc = test->param_value;
-	struct rbi_run *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
-	u8 *top = kunit_kzalloc(test, 2 * RBI_MAX_HITS, GFP_KERNEL), *sub = top + RBI_MAX_HITS;
-	struct rbi_plan p = { .at = { -1, -1 } };
-	unsigned int runs[3] = { 1, 0, 0 }, fails = 0;
-	int i, j, ntop, nsub, a, b;
+	struct rbi_enum e = { .test = test, .sc = sc, .p = { .at = { -1, -1, -1 } } };
+	int d, ntop;
 	u64 t0 = ktime_get_ns();
 
-	KUNIT_ASSERT_NOT_NULL(test, r);
-	KUNIT_ASSERT_NOT_NULL(test, top);
+	e.r = kunit_kzalloc(test, sizeof(*e.r), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, e.r);
+	for (d = 0; d < RBI_MAX_DEPTH; d++) {
+		e.trace[d] = kunit_kzalloc(test, RBI_MAX_HITS, GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, e.trace[d]);
+	}
+	e.depth = clamp(rbi_depth, 0, RBI_MAX_DEPTH);
+	if (!sc->deep)
+		e.depth = min(e.depth, 1);
 	/* Every write must land in the per-CPU buffer the run reads. */
 	KUNIT_ASSERT_EQ(test, 0, set_cpus_allowed_ptr(current,
 						      cpumask_of(raw_smp_processor_id())));
 	if (sc == rbi_scenarios)
 		rbi_total = 0;
 
-	KUNIT_ASSERT_TRUE(test, rbi_check(test, sc, r, &p, 0, &fails));
-	ntop = rbi_trace(test, r, 0, top);
-	KUNIT_EXPECT_EQ_MSG(test, r->points & sc->must, sc->must,
+	e.runs[0] = 1;
+	KUNIT_ASSERT_TRUE(test, rbi_check(test, sc, e.r, &e.p, 0, &e.fails));
+	ntop = rbi_trace(test, e.r, 0, e.trace[0]);
+	KUNIT_EXPECT_EQ_MSG(test, e.r->points & sc->must, sc->must,
 			    "the script misses some points (bit n: enum rb_test_point n)");
-	for (i = 0; i < ntop; i++) {
-		for (a = 0; a < RBI_A_NR; a++) {
-			if (!rbi_allowed(top[i], a, false))
-				continue;
-			p = (struct rbi_plan){ .at = { i, -1 }, .act = { a }, .pt = { top[i] } };
-			runs[1]++;
-			if (!rbi_check(test, sc, r, &p, 1, &fails) || !sc->deep)
-				continue;
-			nsub = rbi_trace(test, r, 1, sub);
-			for (j = 0; j < nsub; j++) {
-				for (b = 0; b < RBI_A_NR; b++) {
-					if (!rbi_allowed(sub[j], b, rbi_reader_point(top[i])))
-						continue;
-					p.at[1] = j;
-					p.act[1] = b;
-					p.pt[1] = sub[j];
-					runs[2]++;
-					rbi_check(test, sc, r, &p, -1, &fails);
-				}
-			}
-		}
-	}
-	rbi_total += runs[0] + runs[1] + runs[2];
-	kunit_info(test, "%s: %d points hit, %u interleavings at depth 1, %u at depth 2%s, %u failed, %llu ms\n",
-		   sc->name, ntop, runs[1], runs[2], sc->deep ? "" : " (skipped)", fails,
+	if (e.depth)
+		rbi_enumerate(&e, 0, ntop);
+	for (d = 0; d <= e.depth; d++)
+		rbi_total += e.runs[d];
+	kunit_info(test, "%s: %d points hit, %u interleavings at depth 1, %u at depth 2, %u at depth 3, %u failed, %llu ms\n",
+		   sc->name, ntop, e.runs[1], e.runs[2], e.runs[3], e.fails,
 		   (ktime_get_ns() - t0) / NSEC_PER_MSEC);
 	if (sc == &rbi_scenarios[ARRAY_SIZE(rbi_scenarios) - 1])
-		kunit_info(test, "%lu interleavings run over %zu scenarios\n",
-			   rbi_total, ARRAY_SIZE(rbi_scenarios));
+		kunit_info(test, "%lu interleavings run over %zu scenarios (depth %d)\n",
+			   rbi_total, ARRAY_SIZE(rbi_scenarios), e.depth);
 }
 
 static void rbi_desc(const struct rbi_scenario *sc, char *desc)
@@ -642,9 +889,139 @@ static void rbi_desc(const struct rbi_scenario *sc, char *desc)
 
 KUNIT_ARRAY_PARAM(rbi_scenario, rbi_scenarios, rbi_desc);
 
+/* ---- stories: bugs once found, replayed under the oracle ---- */
+
+static const struct rbi_op rbi_one_big[] = {
+	{ RBI_WRITE, RBI_BIG, 1 },
+	{ RBI_DRAIN, 0, 1 },
+};
+
+static const struct rbi_op rbi_halves_then_max[] = {
+	{ RBI_WRITE, -2, 5 },
+	{ RBI_WRITE, RBI_LEN_MAX, 1 },
+	{ RBI_WRITE, -2, 1 },
+	{ RBI_DRAIN, 0, 1 },
+};
+
+static const struct rbi_op rbi_one_small[] = {
+	{ RBI_WRITE, RBI_SMALL, 1 },
+	{ RBI_DRAIN, 0, 1 },
+};
+
+static const struct rbi_op rbi_one_swap[] = {
+	{ RBI_SWAP, 0, 1 },
+	{ RBI_WRITE, -2, 3 },
+	{ RBI_DRAIN, 0, 1 },
+};
+
+static const struct rbi_scenario rbi_stories[] = {
+	/*
+	 * Review bug 1: on two sub-buffers, a task reserves at offset 0 of the
+	 * head; an interrupt refills the ring (7 events); the task's commit
+	 * publishes, and between the two stores of the commit point an NMI's
+	 * event evicts the head and re-enters it, while a reader on another
+	 * CPU reads all it can. The reader must not take the sub-buffer the
+	 * NMI is writing, nor report a negative loss.
+	 */
+	{ "publish window", RB_FL_OVERWRITE, 2, rbi_one_big, ARRAY_SIZE(rbi_one_big), 0, false,
+	  { { -1, 0, RB_TP_BOOKS, 0, RBI_A_BIG, 7 },
+	    { -1, 0, RB_TP_COMMIT_SET, 1, RBI_A_BIG, 1 },
+	    { 1, 0, RB_TP_WRITE_CAS, 1, RBI_A_DRAIN, 1 } }, 3 },
+	/*
+	 * Review bug 2: absolute time stamps turned on between the length
+	 * check and the reservation of a largest-size write: the event no
+	 * longer fits any sub-buffer. The write must fail alone, not empty
+	 * the ring (overwrite) or fill it with empty sub-buffers.
+	 */
+	{ "abs on during a largest write", RB_FL_OVERWRITE, 8, rbi_halves_then_max,
+	  ARRAY_SIZE(rbi_halves_then_max), 0, false,
+	  { { -1, 1, RB_TP_WRITE, 0, RBI_A_ABS, 1 } }, 1 },
+	{ "abs on during a largest write, producer-consumer", 0, 8, rbi_halves_then_max,
+	  ARRAY_SIZE(rbi_halves_then_max), 0, false,
+	  { { -1, 1, RB_TP_WRITE, 0, RBI_A_ABS, 1 } }, 1 },
+	/*
+	 * A nested write between the commit's read of the write word and its
+	 * drop of the open count sends the commit round again. Five in a row
+	 * outlasted the old bound of rounds, and the last event stayed
+	 * invisible to readers until the next write on that CPU. (The open
+	 * count's 7th, 9th, ... hits are the drops: see rb_end_write().)
+	 */
+	{ "commit rounds", RB_FL_OVERWRITE, 3, rbi_one_small, ARRAY_SIZE(rbi_one_small), 0,
+	  false, { { -1, 0, RB_TP_OPEN, 6, RBI_A_SMALL, 1 },
+		   { -1, 0, RB_TP_OPEN, 8, RBI_A_SMALL, 1 },
+		   { -1, 0, RB_TP_OPEN, 10, RBI_A_SMALL, 1 },
+		   { -1, 0, RB_TP_OPEN, 12, RBI_A_SMALL, 1 },
+		   { -1, 0, RB_TP_OPEN, 14, RBI_A_SMALL, 1 } }, 5 },
+	/*
+	 * Review bug 3: an order change that finishes between the snapshot
+	 * swap's geometry check and its claim of the CPU buffers.
+	 */
+	{ "order change inside a swap", RB_FL_OVERWRITE, 3, rbi_one_swap,
+	  ARRAY_SIZE(rbi_one_swap), 0, false,
+	  { { -1, 0, RB_TP_CONTROL, 0, RBI_A_ORDER, 1 } }, 1 },
+};
+
+static void rbi_story(struct kunit *test)
+{
+	const struct rbi_scenario *sc = test->param_value;
+	struct rbi_run *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	bool ok;
+
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	KUNIT_ASSERT_EQ(test, 0, set_cpus_allowed_ptr(current,
+						      cpumask_of(raw_smp_processor_id())));
+	ok = rbi_run(sc, r, NULL, 0);
+	KUNIT_EXPECT_TRUE_MSG(test, ok, "%s: %s; script step %d", sc->name, r->err, r->op);
+}
+
+KUNIT_ARRAY_PARAM(rbi_story, rbi_stories, rbi_desc);
+
+/*
+ * A ninth writer nested on one CPU is refused (there are eight open
+ * reservation records), and counted in dropped_events like any write
+ * that finds no room.
+ */
+static void rbi_nest_hook(struct trace_buffer *buffer, int cpu, enum rb_test_point pt,
+			  void *data)
+{
+	int *level = data;
+	u64 payload = *level;
+
+	/* Nested attempts 1..7 succeed; the 8th finds eight writers open. */
+	if (pt != RB_TP_WRITE || *level >= RB_MAX_OPEN)
+		return;
+	++*level;
+	ring_buffer_nest_start(buffer);
+	ring_buffer_write(buffer, sizeof(payload), &payload);
+	ring_buffer_nest_end(buffer);
+}
+
+static void rbi_ninth_nested(struct kunit *test)
+{
+	struct trace_buffer *buffer = ring_buffer_alloc(4 * PAGE_SIZE, RB_FL_OVERWRITE);
+	int level = 0, cpu;
+	u64 data = 0;
+
+	KUNIT_ASSERT_NOT_NULL(test, buffer);
+	preempt_disable();
+	cpu = raw_smp_processor_id();
+	rb_set_test_hook(buffer, rbi_nest_hook, &level);
+	preempt_enable();
+	/* Hooks run with preemption off inside the write: the CPU holds. */
+	KUNIT_ASSERT_EQ(test, 0, set_cpus_allowed_ptr(current, cpumask_of(cpu)));
+	KUNIT_EXPECT_EQ(test, 0, ring_buffer_write(buffer, sizeof(data), &data));
+	rb_set_test_hook(buffer, NULL, NULL);
+	KUNIT_EXPECT_EQ(test, level, RB_MAX_OPEN);
+	KUNIT_EXPECT_EQ(test, ring_buffer_entries_cpu(buffer, cpu), (unsigned long)RB_MAX_OPEN);
+	KUNIT_EXPECT_EQ(test, ring_buffer_dropped_events_cpu(buffer, cpu), 1UL);
+	ring_buffer_free(buffer);
+}
+
 static struct kunit_case rbi_cases[] = {
 	KUNIT_CASE_PARAM_ATTR(rbi_interleavings, rbi_scenario_gen_params,
 			      { .speed = KUNIT_SPEED_SLOW }),
+	KUNIT_CASE_PARAM(rbi_story, rbi_story_gen_params),
+	KUNIT_CASE(rbi_ninth_nested),
 	{}
 };
 
@@ -668,6 +1045,6 @@ static struct kunit_suite rbi_suite = {
 
 kunit_test_suite(rbi_suite);
 
-MODULE_DESCRIPTION("Ring buffer: every interleaving of the write path's labelled points");
+MODULE_DESCRIPTION("Ring buffer: every interleaving of the write path's test points");
 MODULE_LICENSE("GPL");
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);

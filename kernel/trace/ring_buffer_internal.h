@@ -106,7 +106,7 @@ static inline u32 rb_h_behind(u64 h)
 
 struct rb_subbuf {
 	struct rb_page	*page;
-	local_t		entries;	/* data events reserved in this lap */
+	local_t		events;		/* data events reserved in this lap */
 	unsigned int	data_end;	/* where events end once closed */
 	unsigned int	tail_bytes;	/* unused end, counted in entries_bytes */
 	unsigned long	gen;		/* bumped when the writer enters it */
@@ -269,28 +269,306 @@ static inline struct rb_subbuf *rb_subbuf(struct rb_cpu_buffer *cpu, u32 id)
 	return &cpu->subbufs[id];
 }
 
+/* ---- test points ---- */
+
+/*
+ * Each point names the kind of shared access that follows it. The
+ * interleaving suite runs another context's whole operation at a point:
+ * a nested writer, a reader on another CPU, a control operation.
+ */
+enum rb_test_point {
+	RB_TP_WRITE,		/* the write word is read */
+	RB_TP_WRITE_CAS,	/* ... or changed */
+	RB_TP_HEAD,		/* the head word is read */
+	RB_TP_HEAD_CAS,		/* ... or changed */
+	RB_TP_SLOT,		/* a slot is read */
+	RB_TP_SLOT_SET,		/* ... or written */
+	RB_TP_COMMIT,		/* the commit point is read */
+	RB_TP_COMMIT_SET,	/* ... or moved */
+	RB_TP_LEN,		/* a page's committed length is read */
+	RB_TP_LEN_SET,		/* ... or stored */
+	RB_TP_BOOKS,		/* a sub-buffer's events, events_before, gen, data_end */
+	RB_TP_STAMP,		/* the stamp record is read */
+	RB_TP_STAMP_SET,	/* ... or stored */
+	RB_TP_MODE,		/* a setting, or the CPU buffer's owner, is read */
+	RB_TP_OPEN,		/* the count of open writers is read or changed */
+	RB_TP_CONTROL,		/* a snapshot swap is about to claim its CPU buffers */
+	RB_TP_NR,
+};
+
+typedef void (*rb_test_fn)(struct trace_buffer *buffer, int cpu,
+			   enum rb_test_point pt, void *data);
+
+#if IS_ENABLED(CONFIG_RING_BUFFER_KUNIT_TEST)
+struct rb_test_hook {
+	rb_test_fn	fn;
+	void		*data;
+};
+
+void rb_set_test_hook(struct trace_buffer *buffer, rb_test_fn fn, void *data);
+void rb_test_hooks_enable(bool on);
+int rb_check_invariants(struct trace_buffer *buffer, int cpu);
+
+/* Off (a no-op jump) unless a white-box suite is running. */
+DECLARE_STATIC_KEY_FALSE(rb_test_hooks);
+
+static __always_inline void rb_test_point(struct rb_cpu_buffer *cpu, enum rb_test_point pt)
+{
+	struct rb_test_hook *hook;
+
+	if (!static_branch_unlikely(&rb_test_hooks))
+		return;
+	hook = READ_ONCE(cpu->buffer->test_hook);
+	if (hook)
+		hook->fn(cpu->buffer, cpu->cpu, pt, hook->data);
+}
+#else
+static __always_inline void rb_test_point(struct rb_cpu_buffer *cpu, enum rb_test_point pt)
+{
+}
+#endif
+
+/*
+ * ---- shared state: every access is a test point ----
+ *
+ * On the write, publish, move, evict, discard and reader-swap paths
+ * (ring_buffer.c), state that another context may change between two
+ * instructions is read and written only through the helpers below, and
+ * each helper is a test point just before its access. So a new access
+ * comes with its point, and the interleaving suite, which injects at
+ * every point hit, tries every place another context can run as far as
+ * the shared state can tell. `rbdev test` fails when ring_buffer.c
+ * touches one of these fields directly outside the functions that run
+ * quiesced ("check-points" in scripts/rbdev).
+ *
+ * Not behind points: ctx, ctx_shift and open[] (a nested writer restores
+ * them before it returns, so no interleaving can show a change), the
+ * statistics counters (nothing branches on them but the watermark, which
+ * tolerates any value), and the reader's fields under reader_lock.
+ */
+
+static __always_inline u64 rb_write_word(struct rb_cpu_buffer *cpu)
+{
+	rb_test_point(cpu, RB_TP_WRITE);
+	return local64_read(&cpu->write);
+}
+
+static __always_inline bool rb_write_cas(struct rb_cpu_buffer *cpu, u64 old, u64 new)
+{
+	rb_test_point(cpu, RB_TP_WRITE_CAS);
+	return local64_cmpxchg(&cpu->write, old, new) == old;
+}
+
+/* The acquire pairs with the full barrier of the head's cmpxchg (M3). */
+static __always_inline u64 rb_head_word(struct rb_cpu_buffer *cpu)
+{
+	rb_test_point(cpu, RB_TP_HEAD);
+	return atomic64_read_acquire(&cpu->head);
+}
+
+static __always_inline bool rb_head_cas(struct rb_cpu_buffer *cpu, u64 old, u64 new)
+{
+	rb_test_point(cpu, RB_TP_HEAD_CAS);
+	return atomic64_cmpxchg(&cpu->head, old, new) == old;
+}
+
+/* The id stored in the slot of @vpos, without R1 (see rb_slot_id()). */
+static __always_inline u32 rb_slot(struct rb_cpu_buffer *cpu, unsigned int vpos)
+{
+	rb_test_point(cpu, RB_TP_SLOT);
+	return READ_ONCE(cpu->slots[vpos % cpu->nr]);
+}
+
+static __always_inline void rb_slot_set(struct rb_cpu_buffer *cpu, unsigned int vpos, u32 id)
+{
+	rb_test_point(cpu, RB_TP_SLOT_SET);
+	WRITE_ONCE(cpu->slots[vpos % cpu->nr], id);
+}
+
+static inline unsigned int rb_vpos_prev(struct rb_cpu_buffer *cpu, unsigned int vpos)
+{
+	return vpos ? vpos - 1 : 2 * cpu->nr - 1;
+}
+
 /* The id in the slot at @vpos, with R1 applied (see the design document). */
 static inline u32 rb_slot_id(struct rb_cpu_buffer *cpu, unsigned int vpos)
 {
-	u64 h = atomic64_read_acquire(&cpu->head);
-	unsigned int behind = rb_h_vpos(h) ? rb_h_vpos(h) - 1 : 2 * cpu->nr - 1;
+	u64 h = rb_head_word(cpu);
 
-	if (vpos % cpu->nr == behind % cpu->nr)
+	if (vpos % cpu->nr == rb_vpos_prev(cpu, rb_h_vpos(h)) % cpu->nr)
 		return rb_h_behind(h);
-	return READ_ONCE(cpu->slots[vpos % cpu->nr]);
+	return rb_slot(cpu, vpos);
+}
+
+/* The sub-buffer holding the commit point; the acquire pairs with M2. */
+static __always_inline u32 rb_commit_id(struct rb_cpu_buffer *cpu)
+{
+	rb_test_point(cpu, RB_TP_COMMIT);
+	return smp_load_acquire(&cpu->commit_id);
+}
+
+/* The commit point's slot position: this CPU's writers only. */
+static __always_inline unsigned int rb_commit_vpos(struct rb_cpu_buffer *cpu)
+{
+	rb_test_point(cpu, RB_TP_COMMIT);
+	return READ_ONCE(cpu->commit_vpos);
+}
+
+/*
+ * Move the commit point to slot @vpos, sub-buffer @id. Readers on other
+ * CPUs decide what is closed from commit_id; this CPU's nested writers
+ * decide what they may evict from commit_vpos.
+ */
+static __always_inline void rb_commit_set(struct rb_cpu_buffer *cpu, unsigned int vpos, u32 id)
+{
+	rb_test_point(cpu, RB_TP_COMMIT_SET);
+	WRITE_ONCE(cpu->commit_vpos, vpos);
+	rb_test_point(cpu, RB_TP_COMMIT_SET);
+	smp_store_release(&cpu->commit_id, id);	/* M2 */
 }
 
 /*
  * Bytes of committed data on a page, the missed-events bits masked. The
- * read barrier pairs with the writer's smp_wmb() before it stores the
- * commit word (M1): the bytes below the length are then visible.
+ * read barrier pairs with the smp_wmb() in rb_len_set() (M1): the bytes
+ * below the length are then visible.
  */
 static inline unsigned int rb_page_len(struct rb_page *page)
 {
 	unsigned long commit = local_read(&page->commit);
 
-	smp_rmb();	/* M1 */
+	smp_rmb();	/* M1, pairs with rb_len_set() */
 	return commit & ~RB_MISSED_MASK;
+}
+
+static __always_inline unsigned int rb_len(struct rb_cpu_buffer *cpu, struct rb_page *page)
+{
+	rb_test_point(cpu, RB_TP_LEN);
+	return rb_page_len(page);
+}
+
+/* Publish @len bytes of @page: the bytes first (M1, pairs with rb_page_len()). */
+static __always_inline void rb_len_set(struct rb_cpu_buffer *cpu, struct rb_page *page,
+				       unsigned int len)
+{
+	rb_test_point(cpu, RB_TP_LEN_SET);
+	smp_wmb();	/* M1, pairs with rb_page_len() */
+	local_set(&page->commit, len);
+}
+
+static __always_inline long rb_sb_events(struct rb_cpu_buffer *cpu, struct rb_subbuf *sb)
+{
+	rb_test_point(cpu, RB_TP_BOOKS);
+	return local_read(&sb->events);
+}
+
+static __always_inline void rb_sb_events_add(struct rb_cpu_buffer *cpu, struct rb_subbuf *sb,
+					     long n)
+{
+	rb_test_point(cpu, RB_TP_BOOKS);
+	local_add(n, &sb->events);
+}
+
+static __always_inline unsigned long rb_sb_before(struct rb_cpu_buffer *cpu,
+						  struct rb_subbuf *sb)
+{
+	rb_test_point(cpu, RB_TP_BOOKS);
+	return READ_ONCE(sb->events_before);
+}
+
+static __always_inline void rb_sb_before_set(struct rb_cpu_buffer *cpu, struct rb_subbuf *sb,
+					     unsigned long n)
+{
+	rb_test_point(cpu, RB_TP_BOOKS);
+	WRITE_ONCE(sb->events_before, n);
+}
+
+/* The writer is about to enter @sb: iterators see gen change before data (M5). */
+static __always_inline void rb_sb_enter(struct rb_cpu_buffer *cpu, struct rb_subbuf *sb)
+{
+	rb_test_point(cpu, RB_TP_BOOKS);
+	WRITE_ONCE(sb->gen, sb->gen + 1);
+	smp_wmb();	/* M5, pairs with the iterator's smp_load_acquire() of gen */
+}
+
+/* The writer left @sb with @end bytes reserved; the rest is its tail. */
+static __always_inline void rb_sb_close(struct rb_cpu_buffer *cpu, struct rb_subbuf *sb,
+					unsigned int end, unsigned int cap)
+{
+	rb_test_point(cpu, RB_TP_BOOKS);
+	WRITE_ONCE(sb->data_end, end);
+	WRITE_ONCE(sb->tail_bytes, cap - end);
+}
+
+static __always_inline unsigned int rb_sb_end(struct rb_cpu_buffer *cpu, struct rb_subbuf *sb)
+{
+	rb_test_point(cpu, RB_TP_BOOKS);
+	return READ_ONCE(sb->data_end);
+}
+
+static __always_inline unsigned int rb_sb_tail(struct rb_cpu_buffer *cpu, struct rb_subbuf *sb)
+{
+	rb_test_point(cpu, RB_TP_BOOKS);
+	return READ_ONCE(sb->tail_bytes);
+}
+
+/* The stamp record {last_ts, last_end}: see "Time stamps" in the design. */
+static __always_inline u64 rb_stamp_ts(struct rb_cpu_buffer *cpu)
+{
+	rb_test_point(cpu, RB_TP_STAMP);
+	return READ_ONCE(cpu->last_ts);
+}
+
+static __always_inline u64 rb_stamp_end(struct rb_cpu_buffer *cpu)
+{
+	rb_test_point(cpu, RB_TP_STAMP);
+	return READ_ONCE(cpu->last_end);
+}
+
+static __always_inline void rb_stamp_set(struct rb_cpu_buffer *cpu, u64 ts, u64 end)
+{
+	rb_test_point(cpu, RB_TP_STAMP_SET);
+	WRITE_ONCE(cpu->last_ts, ts);
+	barrier();	/* a nested reader of last_end == end finds ts stored */
+	WRITE_ONCE(cpu->last_end, end);
+}
+
+static __always_inline bool rb_abs_mode(struct rb_cpu_buffer *cpu, struct trace_buffer *buffer)
+{
+	rb_test_point(cpu, RB_TP_MODE);
+	return READ_ONCE(buffer->time_stamp_abs);
+}
+
+static __always_inline bool rb_overwrite(struct rb_cpu_buffer *cpu, struct trace_buffer *buffer)
+{
+	rb_test_point(cpu, RB_TP_MODE);
+	return READ_ONCE(buffer->flags) & RB_FL_OVERWRITE;
+}
+
+static __always_inline struct trace_buffer *rb_owner(struct rb_cpu_buffer *cpu)
+{
+	rb_test_point(cpu, RB_TP_MODE);
+	return READ_ONCE(cpu->buffer);
+}
+
+/* M6: recording on again means the rebuilt ring is visible. */
+static __always_inline bool rb_recording(struct rb_cpu_buffer *cpu, struct trace_buffer *buffer)
+{
+	rb_test_point(cpu, RB_TP_MODE);
+	return !atomic_read(&buffer->record_disabled) &&
+	       !atomic_read_acquire(&cpu->record_disabled);
+}
+
+static __always_inline long rb_open_count(struct rb_cpu_buffer *cpu)
+{
+	rb_test_point(cpu, RB_TP_OPEN);
+	return local_read(&cpu->committing);
+}
+
+static __always_inline void rb_open_add(struct rb_cpu_buffer *cpu, long n)
+{
+	rb_test_point(cpu, RB_TP_OPEN);
+	local_add(n, &cpu->committing);
+	barrier();	/* a nested writer must see the count before our next step */
 }
 
 unsigned int rb_event_bytes(unsigned int len);
@@ -314,53 +592,5 @@ void rb_waiters_init(struct rb_waiters *w, bool per_cpu);
 struct ring_buffer_event *rb_peek_reader(struct rb_cpu_buffer *cpu, u64 *ts,
 					 unsigned long *lost);
 void rb_advance_reader(struct rb_cpu_buffer *cpu);
-
-/* ---- test hooks, compiled in only for the KUnit suites ---- */
-
-enum rb_test_point {
-	RB_TP_RESERVE_READ,
-	RB_TP_RESERVE_DONE,
-	RB_TP_MOVE_DECIDED,
-	RB_TP_EVICT_WON,
-	RB_TP_MOVE_CLOSED,
-	RB_TP_COMMIT_READ,
-	RB_TP_COMMIT_DROPPED,
-	RB_TP_DISCARD,
-	RB_TP_SWAP_READ,
-	RB_TP_SWAP_WON,
-	RB_TP_NR,
-};
-
-typedef void (*rb_test_fn)(struct trace_buffer *buffer, int cpu,
-			   enum rb_test_point pt, void *data);
-
-#if IS_ENABLED(CONFIG_RING_BUFFER_KUNIT_TEST)
-struct rb_test_hook {
-	rb_test_fn	fn;
-	void		*data;
-};
-
-void rb_set_test_hook(struct trace_buffer *buffer, rb_test_fn fn, void *data);
-void rb_test_hooks_enable(bool on);
-int rb_check_invariants(struct trace_buffer *buffer, int cpu);
-
-/* Off (a no-op jump) unless a white-box suite is running. */
-DECLARE_STATIC_KEY_FALSE(rb_test_hooks);
-
-static inline void rb_test_point(struct rb_cpu_buffer *cpu, enum rb_test_point pt)
-{
-	struct rb_test_hook *hook;
-
-	if (!static_branch_unlikely(&rb_test_hooks))
-		return;
-	hook = READ_ONCE(cpu->buffer->test_hook);
-	if (hook)
-		hook->fn(cpu->buffer, cpu->cpu, pt, hook->data);
-}
-#else
-static inline void rb_test_point(struct rb_cpu_buffer *cpu, enum rb_test_point pt)
-{
-}
-#endif
 
 #endif /* _RING_BUFFER_INTERNAL_H */

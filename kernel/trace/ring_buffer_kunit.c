@@ -1607,11 +1607,35 @@ static void rbt_poll_wait(struct kunit *test)
 			EPOLLERR);
 }
 
+/*
+ * A watermark so low that no sub-buffer need be dirty (full * nr <= 100)
+ * still wants data: an empty CPU is never ready, or trace-cmd's splice and
+ * poll readers spin on an idle CPU. Also right after a reset, and after
+ * everything was read.
+ */
+static void rbt_poll_low_watermark(struct kunit *test)
+{
+	struct trace_buffer *buffer = rbt_alloc(test, RBT_SUBBUFS(2), 0);
+	const __poll_t ready = EPOLLIN | EPOLLRDNORM;
+	int cpu = rbt_cpu(test), full;
+
+	for (full = 1; full <= 50; full += 49)
+		KUNIT_EXPECT_EQ_MSG(test, ring_buffer_poll_wait(buffer, cpu, NULL, NULL, full),
+				    0, "empty, full=%d", full);
+	ring_buffer_reset_cpu(buffer, cpu);
+	KUNIT_EXPECT_EQ(test, ring_buffer_poll_wait(buffer, cpu, NULL, NULL, 1), 0);
+	KUNIT_ASSERT_EQ(test, 0, rbt_write(buffer, 100, 0));
+	KUNIT_EXPECT_EQ(test, ring_buffer_poll_wait(buffer, cpu, NULL, NULL, 1), ready);
+	rbt_expect_tags(test, buffer, cpu, 0, 1);
+	KUNIT_EXPECT_EQ(test, ring_buffer_poll_wait(buffer, cpu, NULL, NULL, 1), 0);
+}
+
 static struct kunit_case rbt_wait_cases[] = {
 	KUNIT_CASE(rbt_wait_any),
 	KUNIT_CASE(rbt_wait_watermark),
 	KUNIT_CASE(rbt_wake_waiters),
 	KUNIT_CASE(rbt_poll_wait),
+	KUNIT_CASE(rbt_poll_low_watermark),
 	{}
 };
 

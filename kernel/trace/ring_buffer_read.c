@@ -788,7 +788,7 @@ static void rb_page_swap(struct rb_cpu_buffer *cpu, struct buffer_data_read_page
 	struct rb_subbuf *sb = &cpu->subbufs[cpu->reader_id];
 	struct rb_page *page = sb->page;
 
-	cpu->read += local_read(&sb->entries);
+	cpu->read += local_read(&sb->events);
 	cpu->read_bytes += size + sb->tail_bytes;
 	sb->tail_bytes = 0;
 	local_set(&rpage->data->commit, 0);
