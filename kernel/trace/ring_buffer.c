@@ -30,7 +30,6 @@
 
 /* Each pass fails only because someone else made progress. */
 #define RB_RESERVE_TRIES	16
-#define RB_COMMIT_TRIES		4
 #define RB_SWAP_TRIES		8
 
 /* The recursion guard gives each nesting level five bits. */
@@ -178,6 +177,9 @@ static bool rb_move_tail(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu,
 	struct rb_subbuf *sb;
 	u32 id;
 
+	/* rb_reserve() moves only for an event that fits an empty sub-buffer. */
+	if (RB_WARN_STOP(cpu, !rb_w_off(w)))
+		return false;
 	if (rb_vpos_dist(cpu, hv, next) == cpu->nr) {
 		/* The next slot is the head: the ring is full. */
 		if (!rb_overwrite(cpu, buffer)) {
@@ -216,6 +218,9 @@ void rb_publish(struct rb_cpu_buffer *cpu, u64 w)
 	unsigned int c = rb_commit_vpos(cpu), t = rb_w_vpos(w);
 	u32 id = rb_commit_id(cpu);
 
+	/* R4: the tail is at most nr slots past the commit point. */
+	if (RB_WARN_STOP(cpu, rb_vpos_dist(cpu, c, t) > cpu->nr))
+		return;
 	while (c != t) {
 		struct rb_subbuf *sb = &cpu->subbufs[id];
 		unsigned long before = rb_sb_before(cpu, sb) + rb_sb_events(cpu, sb);
@@ -245,6 +250,30 @@ unsigned long rb_dirty(struct rb_cpu_buffer *cpu)
 }
 
 /**
+ * rb_unread - is there committed data the consuming reader has not read?
+ * @cpu: the per-CPU buffer
+ *
+ * Takes no lock and changes nothing: data on the reader's page past
+ * read_pos, or a sub-buffer the reader has still to take. Sub-buffers
+ * before the commit one are closed, and a closed one is never empty (R4).
+ *
+ * Return: true if a consuming read would find an event now.
+ */
+bool rb_unread(struct rb_cpu_buffer *cpu)
+{
+	u32 commit = rb_commit_id(cpu);
+	u32 reader = READ_ONCE(cpu->reader_id);
+	u32 head;
+
+	if (READ_ONCE(cpu->read_pos) < rb_len(cpu, cpu->subbufs[reader].page))
+		return true;
+	if (commit == reader)
+		return false;
+	head = rb_slot(cpu, rb_h_vpos(rb_head_word(cpu)));
+	return head != commit || rb_len(cpu, cpu->subbufs[commit].page);
+}
+
+/**
  * rb_watermark_hit - would a waiter for @full percent wake up now?
  * @cpu: the per-CPU buffer
  * @full: 0 for any data, else the percentage of dirty sub-buffers
@@ -253,21 +282,13 @@ unsigned long rb_dirty(struct rb_cpu_buffer *cpu)
  */
 bool rb_watermark_hit(struct rb_cpu_buffer *cpu, int full)
 {
-	u32 commit = rb_commit_id(cpu);
-	u32 reader = READ_ONCE(cpu->reader_id);
-	u64 h;
-
-	if (!full) {
-		if (READ_ONCE(cpu->read_pos) < rb_len(cpu, cpu->subbufs[reader].page))
-			return true;
-		if (commit == reader)
-			return false;
-		/* Sub-buffers before the commit one are closed, never empty. */
-		h = rb_head_word(cpu);
-		return rb_slot(cpu, rb_h_vpos(h)) != commit ||
-		       rb_len(cpu, cpu->subbufs[commit].page);
-	}
-	if (commit == reader)
+	/* Even the lowest watermark wants data: an idle CPU is never ready. */
+	if (!rb_unread(cpu))
+		return false;
+	if (!full)
+		return true;
+	/* The writer is still on the reader's page: nothing to hand out. */
+	if (rb_commit_id(cpu) == READ_ONCE(cpu->reader_id))
 		return false;
 	return (rb_dirty(cpu) + 1) * 100 >= (unsigned long)full * cpu->nr;
 }
@@ -354,6 +375,7 @@ static int rb_swap_head(struct rb_cpu_buffer *cpu)
 	unsigned int hv = rb_h_vpos(h);
 	u32 x = rb_slot(cpu, hv);
 	struct rb_subbuf *xs = &cpu->subbufs[x];
+	unsigned long before;
 
 	/* M2: a commit point past X means X's data and length are final. */
 	if (x == rb_commit_id(cpu) && !rb_len(cpu, xs->page))
@@ -363,7 +385,10 @@ static int rb_swap_head(struct rb_cpu_buffer *cpu)
 		return -EAGAIN;
 	rb_slot_set(cpu, hv, cpu->reader_id);
 	WRITE_ONCE(cpu->reader_id, x);
-	cpu->lost_events += rb_sb_before(cpu, xs) - cpu->seen;
+	before = rb_sb_before(cpu, xs);
+	/* A closed sub-buffer was published after everything the reader saw. */
+	if (!RB_WARN_STOP(cpu, before < cpu->seen))
+		cpu->lost_events += before - cpu->seen;
 	cpu->read_pos = 0;
 	cpu->read_stamp = xs->page->time_stamp;
 	cpu->reads++;
@@ -467,20 +492,27 @@ rb_begin_write(struct trace_buffer *buffer, unsigned long len)
 
 	preempt_disable_notrace();
 	cpu = rb_writable_cpu(buffer);
-	if (likely(cpu && len <= rb_max_payload(buffer, rb_abs_mode(cpu, buffer)) &&
-		   !rb_nmi_refused() && rb_open_count(cpu) < RB_MAX_OPEN &&
-		   !rb_recursion_lock(cpu))) {
-		rb_open_add(cpu, 1);
-		/*
-		 * An interrupt may have swapped this CPU buffer into another
-		 * ring buffer (ring_buffer_swap_cpu()) before we counted
-		 * ourselves in committing; from here on the swap refuses.
-		 */
-		if (likely(rb_owner(cpu) == buffer))
-			return cpu;
-		rb_open_add(cpu, -1);
-		rb_recursion_unlock(cpu);
+	if (unlikely(!cpu || len > rb_max_payload(buffer, rb_abs_mode(cpu, buffer)) ||
+		     rb_nmi_refused()))
+		goto refuse;
+	if (unlikely(rb_open_count(cpu) >= RB_MAX_OPEN)) {
+		/* No record left for a ninth nested writer: it finds no room. */
+		local_inc(&cpu->dropped_events);
+		goto refuse;
 	}
+	if (unlikely(rb_recursion_lock(cpu)))
+		goto refuse;
+	rb_open_add(cpu, 1);
+	/*
+	 * An interrupt may have swapped this CPU buffer into another ring
+	 * buffer (ring_buffer_swap_cpu()) before we counted ourselves in
+	 * committing; from here on the swap refuses.
+	 */
+	if (likely(rb_owner(cpu) == buffer))
+		return cpu;
+	rb_open_add(cpu, -1);
+	rb_recursion_unlock(cpu);
+refuse:
 	preempt_enable_notrace();
 	return NULL;
 }
@@ -542,23 +574,25 @@ static inline void rb_validate_tail(struct rb_cpu_buffer *cpu, u64 w)
  * writer that starts after that read is nested in us (committing is still
  * non-zero) and so publishes nothing, which the re-check after dropping
  * committing catches. Publishing is idempotent, so overlapping is harmless.
+ * The loop ends: each round follows a reservation by an interrupt that
+ * arrived within the previous one, and it publishes whatever is there, so
+ * nothing is left for a next commit that may never come (an idle CPU, or
+ * a CPU buffer swapped into the snapshot).
  */
 static void rb_end_write(struct rb_cpu_buffer *cpu)
 {
-	int tries;
 	u64 w;
 
 	if (rb_open_count(cpu) > 1) {
 		rb_open_add(cpu, -1);
 		goto out;
 	}
-	for (tries = 0; ; tries++) {
+	for (;;) {
 		w = rb_write_word(cpu);
 		rb_publish(cpu, w);
 		rb_validate_tail(cpu, w);
 		rb_open_add(cpu, -1);
-		/* Out of tries: the rest is published by the next commit. */
-		if (likely(rb_write_word(cpu) == w) || tries == RB_COMMIT_TRIES)
+		if (likely(rb_write_word(cpu) == w))
 			break;
 		rb_open_add(cpu, 1);
 	}
@@ -568,7 +602,8 @@ out:
 	preempt_enable_notrace();
 }
 
-enum rb_time_how { RB_T_FIRST, RB_T_DELTA, RB_T_EXTEND, RB_T_STAMP };
+/* RB_T_ABS: a TIME_STAMP because every event carries one in absolute mode. */
+enum rb_time_how { RB_T_FIRST, RB_T_DELTA, RB_T_EXTEND, RB_T_STAMP, RB_T_ABS };
 
 /*
  * How to record the time of an event reserved at write word @w (see "Time
@@ -579,7 +614,7 @@ static enum rb_time_how rb_time_how(struct trace_buffer *buffer, struct rb_cpu_b
 				    u64 w, u64 ts, u64 *delta)
 {
 	if (rb_abs_mode(cpu, buffer))
-		return RB_T_STAMP;
+		return RB_T_ABS;
 	if (!rb_w_off(w))
 		return RB_T_FIRST;
 	if (rb_open_count(cpu) != 1 || rb_stamp_end(cpu) != w)
@@ -633,8 +668,15 @@ rb_reserve(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu, unsigned int 
 		barrier();
 		ts = rb_clock(buffer, cpu);
 		how = rb_time_how(buffer, cpu, w, ts, &delta);
-		need = bytes + (how == RB_T_EXTEND || how == RB_T_STAMP ? RB_LEN_TIME : 0);
+		need = bytes + (how >= RB_T_EXTEND ? RB_LEN_TIME : 0);
 		if (rb_w_off(w) + need > cap) {
+			/*
+			 * Absolute time stamps turned on after rb_begin_write()
+			 * checked the length: the event fits no sub-buffer, and
+			 * moving would only evict (or drop) for nothing.
+			 */
+			if (unlikely(how == RB_T_ABS && need > cap))
+				break;
 			if (!rb_move_tail(buffer, cpu, w))
 				return NULL;
 			continue;
@@ -650,7 +692,7 @@ reserved:
 	e = (struct ring_buffer_event *)&page->data[rb_w_off(w)];
 	if (!rb_w_off(w))
 		page->time_stamp = ts;
-	if (how == RB_T_EXTEND || how == RB_T_STAMP) {
+	if (how >= RB_T_EXTEND) {
 		rb_put_time(e, how == RB_T_EXTEND ? RINGBUF_TYPE_TIME_EXTEND :
 			    RINGBUF_TYPE_TIME_STAMP, how == RB_T_EXTEND ? delta : ts);
 		e = (void *)e + RB_LEN_TIME;
@@ -831,6 +873,16 @@ void rb_set_test_hook(struct trace_buffer *buffer, rb_test_fn fn, void *data)
 }
 EXPORT_SYMBOL_IF_KUNIT(rb_set_test_hook);
 
+/* rb_slot_id() without its test points: the checker runs quiesced. */
+static u32 rb_id_at(struct rb_cpu_buffer *cpu, unsigned int vpos)
+{
+	u64 h = atomic64_read(&cpu->head);
+
+	if (vpos % cpu->nr == rb_vpos_prev(cpu, rb_h_vpos(h)) % cpu->nr)
+		return rb_h_behind(h);
+	return cpu->slots[vpos % cpu->nr];
+}
+
 /* Walk the committed events of one page; fail on anything malformed. */
 static int rb_check_page(struct rb_page *page, unsigned int from, unsigned int cap)
 {
@@ -888,7 +940,7 @@ int rb_check_invariants(struct trace_buffer *buffer, int cpu_id)
 	/* R1: each id in one place. */
 	__set_bit(cpu->reader_id, seen);
 	for (i = 0; i < cpu->nr; i++) {
-		u32 id = rb_slot_id(cpu, i);
+		u32 id = rb_id_at(cpu, i);
 
 		if (id > cpu->nr || test_and_set_bit(id, seen)) {
 			pr_err("ring buffer: invariant: id %u in slot %u twice or out of range\n",
@@ -905,22 +957,22 @@ int rb_check_invariants(struct trace_buffer *buffer, int cpu_id)
 		ret = -EINVAL;
 		goto out;
 	}
-	if ((c == v ? cpu->reader_id : rb_slot_id(cpu, c)) != cpu->commit_id ||
-	    (t == v ? cpu->reader_id : rb_slot_id(cpu, t)) != rb_w_id(w)) {
+	if ((c == v ? cpu->reader_id : rb_id_at(cpu, c)) != cpu->commit_id ||
+	    (t == v ? cpu->reader_id : rb_id_at(cpu, t)) != rb_w_id(w)) {
 		pr_err("ring buffer: invariant: commit or tail id does not match its slot\n");
 		ret = -EINVAL;
 		goto out;
 	}
 	ret = rb_check_page(cpu->subbufs[cpu->reader_id].page, cpu->read_pos, cap);
 	for (v = hv; !ret && c != rb_vpos_prev(cpu, hv); v = rb_vpos_next(cpu, v)) {
-		struct rb_page *page = cpu->subbufs[rb_slot_id(cpu, v)].page;
+		struct rb_page *page = cpu->subbufs[rb_id_at(cpu, v)].page;
 
 		ret = rb_check_page(page, 0, cap);
 		if (v == c)
 			break;
 		/* Only an event that fits no sub-buffer could close an empty one. */
 		if (!ret && !rb_page_len(page)) {
-			pr_err("ring buffer: invariant: closed sub-buffer at slot %u is empty\n", v);
+			pr_err("ring buffer: invariant: closed sub-buffer at %u is empty\n", v);
 			ret = -EINVAL;
 		}
 	}

@@ -664,7 +664,7 @@ int ring_buffer_swap_cpu(struct trace_buffer *buffer_a, struct trace_buffer *buf
 	struct rb_cpu_buffer *b = rb_cpu(buffer_b, cpu);
 	int ret = -EBUSY;
 
-	if (!a || !b || a->nr != b->nr || buffer_a->subbuf_order != buffer_b->subbuf_order)
+	if (!a || !b)
 		return -EINVAL;
 	if (rb_recording_off(buffer_a, a) || rb_recording_off(buffer_b, b))
 		return -EAGAIN;
@@ -674,6 +674,15 @@ int ring_buffer_swap_cpu(struct trace_buffer *buffer_a, struct trace_buffer *buf
 	if (!rb_ctl_claim(b, RB_CTL_SWAPPING)) {
 		atomic_set(&a->ctl, RB_CTL_IDLE);
 		return -EBUSY;
+	}
+	/*
+	 * The geometry only now: an order change or resize that held either
+	 * claim may have finished just before ours, and none can start now.
+	 */
+	if (a->nr != b->nr || buffer_a->subbuf_order != buffer_b->subbuf_order) {
+		atomic_set(&a->ctl, RB_CTL_IDLE);
+		atomic_set(&b->ctl, RB_CTL_IDLE);
+		return -EINVAL;
 	}
 	atomic_inc(&a->record_disabled);
 	atomic_inc(&b->record_disabled);

@@ -245,6 +245,22 @@ struct ring_buffer_iter {
 	struct ring_buffer_event *event;	/* a copy, event_size bytes */
 };
 
+/*
+ * An impossible state, which this code relies on and cannot re-check
+ * cheaply everywhere: warn once and stop recording on that CPU buffer for
+ * good, rather than write through a broken invariant. Evaluates to @cond.
+ */
+#define RB_WARN_STOP(cpu, cond)		rb_warn_stop(cpu, unlikely(cond), #cond)
+
+static inline bool rb_warn_stop(struct rb_cpu_buffer *cpu, bool broken, const char *what)
+{
+	if (broken) {
+		atomic_inc(&cpu->record_disabled);
+		WARN_ONCE(1, "ring buffer: CPU %d stopped: %s\n", cpu->cpu, what);
+	}
+	return broken;
+}
+
 /* ---- small helpers used by every file ---- */
 
 static inline unsigned int rb_capacity(struct trace_buffer *buffer)
@@ -404,7 +420,7 @@ static inline u32 rb_slot_id(struct rb_cpu_buffer *cpu, unsigned int vpos)
 static __always_inline u32 rb_commit_id(struct rb_cpu_buffer *cpu)
 {
 	rb_test_point(cpu, RB_TP_COMMIT);
-	return smp_load_acquire(&cpu->commit_id);
+	return smp_load_acquire(&cpu->commit_id);	/* M2, pairs with rb_commit_set() */
 }
 
 /* The commit point's slot position: this CPU's writers only. */
@@ -417,14 +433,18 @@ static __always_inline unsigned int rb_commit_vpos(struct rb_cpu_buffer *cpu)
 /*
  * Move the commit point to slot @vpos, sub-buffer @id. Readers on other
  * CPUs decide what is closed from commit_id; this CPU's nested writers
- * decide what they may evict from commit_vpos.
+ * decide what they may evict from commit_vpos. So commit_id moves first:
+ * a nested writer that runs between the two stores sees the old, earlier
+ * commit_vpos and evicts less than the readers already take as closed,
+ * never more (the other order let an NMI evict and refill a sub-buffer
+ * that readers still took for the commit one).
  */
 static __always_inline void rb_commit_set(struct rb_cpu_buffer *cpu, unsigned int vpos, u32 id)
 {
 	rb_test_point(cpu, RB_TP_COMMIT_SET);
-	WRITE_ONCE(cpu->commit_vpos, vpos);
-	rb_test_point(cpu, RB_TP_COMMIT_SET);
 	smp_store_release(&cpu->commit_id, id);	/* M2 */
+	rb_test_point(cpu, RB_TP_COMMIT_SET);
+	WRITE_ONCE(cpu->commit_vpos, vpos);
 }
 
 /*
@@ -581,6 +601,7 @@ void rb_reset_cpu_ring(struct rb_cpu_buffer *cpu);
 /* Publish everything up to write word @w; also used by control ops, quiesced. */
 void rb_publish(struct rb_cpu_buffer *cpu, u64 w);
 void rb_wakeup_work(struct irq_work *work);
+bool rb_unread(struct rb_cpu_buffer *cpu);
 bool rb_watermark_hit(struct rb_cpu_buffer *cpu, int full);
 unsigned long rb_dirty(struct rb_cpu_buffer *cpu);
 

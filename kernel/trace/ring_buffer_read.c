@@ -271,25 +271,6 @@ ring_buffer_consume(struct trace_buffer *buffer, int cpu, u64 *ts,
 }
 EXPORT_SYMBOL_GPL(ring_buffer_consume);
 
-/*
- * Whether a consuming read would find nothing, without taking a sub-buffer:
- * the reader's page is used up and the writer is on it, or the next one
- * to take is the commit sub-buffer and holds nothing yet.
- */
-static bool rb_cpu_empty(struct rb_cpu_buffer *cpu)
-{
-	u32 head, commit;
-
-	/* M2: commit_id first; once it has moved on, the length is final. */
-	commit = smp_load_acquire(&cpu->commit_id);
-	if (cpu->read_pos < rb_page_len(rb_reader_subbuf_page(cpu)))
-		return false;
-	if (commit == cpu->reader_id)
-		return true;
-	head = rb_slot_id(cpu, rb_h_vpos(atomic64_read_acquire(&cpu->head)));
-	return head == commit && !rb_page_len(cpu->subbufs[head].page);
-}
-
 /**
  * ring_buffer_empty_cpu - is one CPU's buffer empty?
  * @buffer: the ring buffer
@@ -307,7 +288,7 @@ bool ring_buffer_empty_cpu(struct trace_buffer *buffer, int cpu)
 	if (!cb)
 		return true;
 	locked = rb_read_lock(cb, &flags);
-	empty = rb_cpu_empty(cb);
+	empty = !rb_unread(cb);
 	rb_read_unlock(cb, locked, flags);
 	return empty;
 }
