@@ -1025,6 +1025,13 @@ static const struct rbi_op rbi_one_big[] = {
 	{ RBI_DRAIN, 0, 1 },
 };
 
+static const struct rbi_op rbi_detached_big[] = {
+	{ RBI_WRITE, RBI_SMALL, 1 },
+	{ RBI_CONSUME, 0, 1 },
+	{ RBI_WRITE, RBI_BIG, 1 },
+	{ RBI_DRAIN, 0, 1 },
+};
+
 static const struct rbi_op rbi_halves_then_max[] = {
 	{ RBI_WRITE, -2, 5 },
 	{ RBI_WRITE, RBI_LEN_MAX, 1 },
@@ -1063,6 +1070,22 @@ static const struct rbi_scenario rbi_stories[] = {
 	  { { -1, 0, RB_TP_BOOKS, 0, RBI_A_BIG, 7 },
 	    { -1, 0, RB_TP_COMMIT_SET, 1, RBI_A_BIG, 1 },
 	    { 1, 0, RB_TP_WRITE_CAS, 1, RBI_A_DRAIN, 1 } }, 3 },
+	/*
+	 * Found by review after the first fix, which stored commit_id before
+	 * commit_vpos: on two sub-buffers the reader holds the commit one (a
+	 * detached tail); a task's write there is joined by an interrupt that
+	 * fills the ring (11 events), so the task's publish walks exactly nr
+	 * slots. Between the two stores a reader drains everything, taking the
+	 * commit sub-buffer again, and an interrupt writes 9 more: with the
+	 * stale commit_vpos, which now reads as just behind the tail, it
+	 * evicts its own unpublished events, and the next publish walk is
+	 * longer than the ring.
+	 */
+	{ "publish window, wrapped", RB_FL_OVERWRITE, 2, rbi_detached_big,
+	  ARRAY_SIZE(rbi_detached_big), 0, 0,
+	  { { -1, 2, RB_TP_BOOKS, 0, RBI_A_BIG, 11 },
+	    { -1, 2, RB_TP_COMMIT_SET, 1, RBI_A_DRAIN, 1 },
+	    { -1, 2, RB_TP_COMMIT_SET, 1, RBI_A_BIG, 9 } }, 3 },
 	/*
 	 * Review bug 2: absolute time stamps turned on between the length
 	 * check and the reservation of a largest-size write: the event no
