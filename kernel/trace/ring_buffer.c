@@ -187,7 +187,7 @@ static bool rb_move_tail(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu,
 			return false;
 		}
 		/* Nested writers went round to an event still being written. */
-		dc = rb_vpos_dist(cpu, hv, rb_commit_vpos(cpu));
+		dc = rb_vpos_dist(cpu, hv, rb_c_vpos(rb_commit_word(cpu)));
 		if (dc == 0 || dc >= cpu->nr) {
 			local_inc(&cpu->commit_overrun);
 			return false;
@@ -215,8 +215,9 @@ static bool rb_move_tail(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu,
  */
 void rb_publish(struct rb_cpu_buffer *cpu, u64 w)
 {
-	unsigned int c = rb_commit_vpos(cpu), t = rb_w_vpos(w);
-	u32 id = rb_commit_id(cpu);
+	u64 cw = rb_commit_word(cpu);
+	unsigned int c = rb_c_vpos(cw), t = rb_w_vpos(w);
+	u32 id = rb_c_id(cw);
 
 	/* R4: the tail is at most nr slots past the commit point. */
 	if (RB_WARN_STOP(cpu, rb_vpos_dist(cpu, c, t) > cpu->nr))
@@ -251,11 +252,12 @@ unsigned long rb_dirty(struct rb_cpu_buffer *cpu)
 
 /**
  * rb_unread - is there committed data the consuming reader has not read?
- * @cpu: the per-CPU buffer
+ * @cpu: the per-CPU buffer; the caller holds its reader_lock, which keeps
+ *	 the pages and arrays read here from a resize or a read_page swap
  *
- * Takes no lock and changes nothing: data on the reader's page past
- * read_pos, or a sub-buffer the reader has still to take. Sub-buffers
- * before the commit one are closed, and a closed one is never empty (R4).
+ * Changes nothing: data on the reader's page past read_pos, or a
+ * sub-buffer the reader has still to take. Sub-buffers before the commit
+ * one are closed, and a closed one is never empty (R4).
  *
  * Return: true if a consuming read would find an event now.
  */
@@ -273,9 +275,21 @@ bool rb_unread(struct rb_cpu_buffer *cpu)
 	return head != commit || rb_len(cpu, cpu->subbufs[commit].page);
 }
 
+/*
+ * The watermark alone, from ids and counters: no page is read, so a writer
+ * may ask without the reader lock. The waiter it wakes checks again.
+ */
+static bool rb_watermark_reached(struct rb_cpu_buffer *cpu, int full)
+{
+	/* The writer is still on the reader's page: nothing to hand out. */
+	if (rb_commit_id(cpu) == READ_ONCE(cpu->reader_id))
+		return false;
+	return (rb_dirty(cpu) + 1) * 100 >= (unsigned long)full * cpu->nr;
+}
+
 /**
  * rb_watermark_hit - would a waiter for @full percent wake up now?
- * @cpu: the per-CPU buffer
+ * @cpu: the per-CPU buffer; the caller holds its reader_lock
  * @full: 0 for any data, else the percentage of dirty sub-buffers
  *
  * Return: true when the waiter's condition holds.
@@ -285,12 +299,7 @@ bool rb_watermark_hit(struct rb_cpu_buffer *cpu, int full)
 	/* Even the lowest watermark wants data: an idle CPU is never ready. */
 	if (!rb_unread(cpu))
 		return false;
-	if (!full)
-		return true;
-	/* The writer is still on the reader's page: nothing to hand out. */
-	if (rb_commit_id(cpu) == READ_ONCE(cpu->reader_id))
-		return false;
-	return (rb_dirty(cpu) + 1) * 100 >= (unsigned long)full * cpu->nr;
+	return !full || rb_watermark_reached(cpu, full);
 }
 
 static void rb_wake(struct rb_waiters *w)
@@ -309,7 +318,7 @@ static void rb_wake_check(struct rb_cpu_buffer *cpu)
 	if (unlikely(READ_ONCE(cpu->waiters.pending)))
 		rb_wake(&cpu->waiters);
 	if (unlikely(READ_ONCE(cpu->waiters.full_pending)) &&
-	    rb_watermark_hit(cpu, max(READ_ONCE(cpu->waiters.full_min), 1))) {
+	    rb_watermark_reached(cpu, max(READ_ONCE(cpu->waiters.full_min), 1))) {
 		WRITE_ONCE(cpu->waiters.full_pending, false);
 		irq_work_queue(&cpu->waiters.work);
 	}
@@ -346,8 +355,7 @@ void rb_reset_cpu_ring(struct rb_cpu_buffer *cpu)
 	cpu->reader_id = 0;
 	atomic64_set(&cpu->head, rb_hword(0, cpu->nr));
 	local64_set(&cpu->write, rb_wword(0, 1, 0));
-	cpu->commit_vpos = 0;
-	cpu->commit_id = 1;
+	atomic64_set(&cpu->commit, rb_cword(0, 1));
 	cpu->last_ts = 0;
 	cpu->last_end = 0;
 	for (i = 0; i < ARRAY_SIZE(counters); i++)
@@ -427,7 +435,7 @@ bool rb_reader_page(struct rb_cpu_buffer *cpu)
 	int tries, ret;
 
 	for (tries = 0; tries < RB_SWAP_TRIES; tries++) {
-		/* commit_id first: once it has moved on, the length is final. */
+		/* The commit point first: once it has moved on, the length is final. */
 		bool closed = rb_commit_id(cpu) != cpu->reader_id;
 		struct rb_page *page = cpu->subbufs[cpu->reader_id].page;
 
@@ -495,13 +503,14 @@ rb_begin_write(struct trace_buffer *buffer, unsigned long len)
 	if (unlikely(!cpu || len > rb_max_payload(buffer, rb_abs_mode(cpu, buffer)) ||
 		     rb_nmi_refused()))
 		goto refuse;
+	if (unlikely(rb_recursion_lock(cpu)))
+		goto refuse;
 	if (unlikely(rb_open_count(cpu) >= RB_MAX_OPEN)) {
 		/* No record left for a ninth nested writer: it finds no room. */
 		local_inc(&cpu->dropped_events);
+		rb_recursion_unlock(cpu);
 		goto refuse;
 	}
-	if (unlikely(rb_recursion_lock(cpu)))
-		goto refuse;
 	rb_open_add(cpu, 1);
 	/*
 	 * An interrupt may have swapped this CPU buffer into another ring
@@ -930,7 +939,7 @@ int rb_check_invariants(struct trace_buffer *buffer, int cpu_id)
 	h = atomic64_read(&cpu->head);
 	hv = rb_h_vpos(h);
 	t = rb_w_vpos(w);
-	c = cpu->commit_vpos;
+	c = rb_c_vpos(atomic64_read(&cpu->commit));
 	if (local_read(&cpu->committing)) {
 		pr_err("ring buffer: invariant: %ld writers open\n",
 		       local_read(&cpu->committing));
@@ -957,7 +966,7 @@ int rb_check_invariants(struct trace_buffer *buffer, int cpu_id)
 		ret = -EINVAL;
 		goto out;
 	}
-	if ((c == v ? cpu->reader_id : rb_id_at(cpu, c)) != cpu->commit_id ||
+	if ((c == v ? cpu->reader_id : rb_id_at(cpu, c)) != rb_c_id(atomic64_read(&cpu->commit)) ||
 	    (t == v ? cpu->reader_id : rb_id_at(cpu, t)) != rb_w_id(w)) {
 		pr_err("ring buffer: invariant: commit or tail id does not match its slot\n");
 		ret = -EINVAL;

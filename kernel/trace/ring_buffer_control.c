@@ -9,7 +9,7 @@
  *    grace period has passed, no writer is open on it and none can start,
  *    since writers test it with preemption disabled. Under the reader lock
  *    on top of that, nobody else touches the ring, so a control operation
- *    may rewrite write, head, slots, commit_id and reader_id at will.
+ *    may rewrite write, head, slots, the commit point and reader_id at will.
  *  - buffer->mutex serializes control operations. resize and order changes
  *    also hold cpus_read_lock(), so no CPU buffer appears meanwhile; resets
  *    do not, and act only on the CPU buffers they marked as quiesced.
@@ -339,8 +339,7 @@ static void rb_rebuild_cpu(struct rb_cpu_buffer *c, struct rb_ring *ring)
 	c->reader_id = 0;
 	atomic64_set(&c->head, rb_hword(0, nr));
 	local64_set(&c->write, nw);
-	c->commit_vpos = rb_w_vpos(nw);
-	WRITE_ONCE(c->commit_id, rb_w_id(nw));
+	atomic64_set_release(&c->commit, rb_cword(rb_w_vpos(nw), rb_w_id(nw)));
 }
 
 /*
@@ -980,7 +979,7 @@ EXPORT_SYMBOL_GPL(ring_buffer_bytes_cpu);
 /* Under the reader lock: the time of the oldest unread event, or 0. */
 static u64 rb_oldest_ts(struct rb_cpu_buffer *c)
 {
-	u32 commit = READ_ONCE(c->commit_id), id;
+	u32 commit = rb_commit_id(c), id;
 	struct rb_page *page;
 
 	if (rb_page_len(c->subbufs[c->reader_id].page) > c->read_pos)
@@ -1101,11 +1100,18 @@ void rb_wakeup_work(struct irq_work *work)
  */
 static bool rb_has_data(struct trace_buffer *buffer, struct rb_cpu_buffer *c, int full)
 {
+	unsigned long flags;
+	bool hit;
+
 	if (!c)
 		return !ring_buffer_empty(buffer);
-	if (full)
-		return rb_watermark_hit(c, full);
-	return !ring_buffer_empty_cpu(READ_ONCE(c->buffer), c->cpu);
+	if (!full)
+		return !ring_buffer_empty_cpu(READ_ONCE(c->buffer), c->cpu);
+	/* The reader lock keeps the pages it reads from a resize. */
+	raw_spin_lock_irqsave(&c->reader_lock, flags);
+	hit = rb_watermark_hit(c, full);
+	raw_spin_unlock_irqrestore(&c->reader_lock, flags);
+	return hit;
 }
 
 /* What writers read (M7); a stale flag costs one needless wake-up. */

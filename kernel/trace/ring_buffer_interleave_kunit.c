@@ -1068,7 +1068,7 @@ static const struct rbi_scenario rbi_stories[] = {
 	 */
 	{ "publish window", RB_FL_OVERWRITE, 2, rbi_one_big, ARRAY_SIZE(rbi_one_big), 0, 0,
 	  { { -1, 0, RB_TP_BOOKS, 0, RBI_A_BIG, 7 },
-	    { -1, 0, RB_TP_COMMIT_SET, 1, RBI_A_BIG, 1 },
+	    { -1, 0, RB_TP_COMMIT_SET, 0, RBI_A_BIG, 1 },
 	    { 1, 0, RB_TP_WRITE_CAS, 1, RBI_A_DRAIN, 1 } }, 3 },
 	/*
 	 * Found by review after the first fix, which stored commit_id before
@@ -1084,8 +1084,8 @@ static const struct rbi_scenario rbi_stories[] = {
 	{ "publish window, wrapped", RB_FL_OVERWRITE, 2, rbi_detached_big,
 	  ARRAY_SIZE(rbi_detached_big), 0, 0,
 	  { { -1, 2, RB_TP_BOOKS, 0, RBI_A_BIG, 11 },
-	    { -1, 2, RB_TP_COMMIT_SET, 1, RBI_A_DRAIN, 1 },
-	    { -1, 2, RB_TP_COMMIT_SET, 1, RBI_A_BIG, 9 } }, 3 },
+	    { -1, 2, RB_TP_COMMIT_SET, 0, RBI_A_DRAIN, 1 },
+	    { -1, 2, RB_TP_COMMIT_SET, 0, RBI_A_BIG, 9 } }, 3 },
 	/*
 	 * Review bug 2: absolute time stamps turned on between the length
 	 * check and the reservation of a largest-size write: the event no
@@ -1169,12 +1169,9 @@ static void rbi_ninth_nested(struct kunit *test)
 	u64 data = 0;
 
 	KUNIT_ASSERT_NOT_NULL(test, buffer);
-	preempt_disable();
 	cpu = raw_smp_processor_id();
-	rb_set_test_hook(buffer, rbi_nest_hook, &level);
-	preempt_enable();
-	/* Hooks run with preemption off inside the write: the CPU holds. */
 	KUNIT_ASSERT_EQ(test, 0, set_cpus_allowed_ptr(current, cpumask_of(cpu)));
+	rb_set_test_hook(buffer, rbi_nest_hook, &level);
 	KUNIT_EXPECT_EQ(test, 0, ring_buffer_write(buffer, sizeof(data), &data));
 	rb_set_test_hook(buffer, NULL, NULL);
 	KUNIT_EXPECT_EQ(test, level, RB_MAX_OPEN);

@@ -10,6 +10,8 @@
  *
  *   write:  vpos:22 | id:22 | offset:20   (local64_t, this CPU's writers only)
  *   head:   vpos:22 | behind:22           (atomic64_t, writers and the reader)
+ *   commit: vpos:22 | id:22               (atomic64_t, the outermost writer
+ *                                          stores it, everyone reads it)
  *
  * vpos is a slot position counted modulo 2 * nr, so that a full ring and an
  * empty one differ. Every change of either word is a cmpxchg of the whole
@@ -102,6 +104,21 @@ static inline u32 rb_h_behind(u64 h)
 	return h & ((1U << RB_ID_BITS) - 1);
 }
 
+static inline u64 rb_cword(u32 vpos, u32 id)
+{
+	return ((u64)vpos << RB_ID_BITS) | id;
+}
+
+static inline u32 rb_c_vpos(u64 c)
+{
+	return c >> RB_ID_BITS;
+}
+
+static inline u32 rb_c_id(u64 c)
+{
+	return c & ((1U << RB_ID_BITS) - 1);
+}
+
 /* ---- per-CPU structures ---- */
 
 struct rb_subbuf {
@@ -152,7 +169,6 @@ struct rb_cpu_buffer {
 	struct rb_open		open[RB_MAX_OPEN];
 	u64			last_ts;	/* the stamp record */
 	u64			last_end;
-	unsigned int		commit_vpos;
 
 	/* Written by this CPU's writers, read by everyone. */
 	local_t			entries;	/* committed events */
@@ -162,7 +178,7 @@ struct rb_cpu_buffer {
 	local_t			entries_bytes;
 	local_t			entered;	/* sub-buffers entered */
 	local_t			evicted;	/* sub-buffers evicted */
-	u32			commit_id;	/* sub-buffer holding the commit */
+	atomic64_t		commit;		/* the commit point: rb_cword() */
 
 	/* Shared with the reader. */
 	atomic64_t		head;
@@ -416,35 +432,34 @@ static inline u32 rb_slot_id(struct rb_cpu_buffer *cpu, unsigned int vpos)
 	return rb_slot(cpu, vpos);
 }
 
-/* The sub-buffer holding the commit point; the acquire pairs with M2. */
+/*
+ * The commit point is one word, {vpos, id}. Readers on other CPUs decide
+ * what is closed from its id; this CPU's nested writers decide what they
+ * may evict from its vpos. Both must come from the same store: with two
+ * stores, a nested writer between them either evicted a sub-buffer that
+ * readers still took for the commit one (vpos first), or, after a reader
+ * moved the head meanwhile, read a stale vpos that wrapped round to just
+ * behind the tail and evicted unpublished events (id first). The acquire
+ * pairs with the release in rb_commit_set() (M2): data and lengths
+ * published before it are visible.
+ */
+static __always_inline u64 rb_commit_word(struct rb_cpu_buffer *cpu)
+{
+	rb_test_point(cpu, RB_TP_COMMIT);
+	return atomic64_read_acquire(&cpu->commit);	/* M2, pairs with rb_commit_set() */
+}
+
+/* The sub-buffer holding the commit point. */
 static __always_inline u32 rb_commit_id(struct rb_cpu_buffer *cpu)
 {
-	rb_test_point(cpu, RB_TP_COMMIT);
-	return smp_load_acquire(&cpu->commit_id);	/* M2, pairs with rb_commit_set() */
+	return rb_c_id(rb_commit_word(cpu));
 }
 
-/* The commit point's slot position: this CPU's writers only. */
-static __always_inline unsigned int rb_commit_vpos(struct rb_cpu_buffer *cpu)
-{
-	rb_test_point(cpu, RB_TP_COMMIT);
-	return READ_ONCE(cpu->commit_vpos);
-}
-
-/*
- * Move the commit point to slot @vpos, sub-buffer @id. Readers on other
- * CPUs decide what is closed from commit_id; this CPU's nested writers
- * decide what they may evict from commit_vpos. So commit_id moves first:
- * a nested writer that runs between the two stores sees the old, earlier
- * commit_vpos and evicts less than the readers already take as closed,
- * never more (the other order let an NMI evict and refill a sub-buffer
- * that readers still took for the commit one).
- */
+/* Move the commit point to slot @vpos, sub-buffer @id: one store. */
 static __always_inline void rb_commit_set(struct rb_cpu_buffer *cpu, unsigned int vpos, u32 id)
 {
 	rb_test_point(cpu, RB_TP_COMMIT_SET);
-	smp_store_release(&cpu->commit_id, id);	/* M2 */
-	rb_test_point(cpu, RB_TP_COMMIT_SET);
-	WRITE_ONCE(cpu->commit_vpos, vpos);
+	atomic64_set_release(&cpu->commit, rb_cword(vpos, id));	/* M2 */
 }
 
 /*

@@ -10,7 +10,8 @@
  *    reader_id, so under the lock the id in each slot is fixed (R1, R2).
  *    Writers take no lock and may run between any two instructions.
  *  - Bytes below rb_page_len() are final (M1); a sub-buffer's length is
- *    final once commit_id names another one and its gen is unchanged (M2).
+ *    final once the commit point names another one and its gen is
+ *    unchanged (M2).
  *  - A ring sub-buffer's bytes change only after its gen does (M5), and the
  *    writer enters sub-buffers in slot order: while one's gen holds still,
  *    the gen read of the next one belongs to the same lap.
@@ -434,8 +435,8 @@ static enum rb_iter_step rb_iter_step(struct ring_buffer_iter *iter)
 	unsigned int len;
 	bool last;
 
-	/* M2: commit_id first; once it has moved on, the length is final. */
-	last = smp_load_acquire(&cpu->commit_id) == iter->id;
+	/* M2: the commit point first; once it has moved on, the length is final. */
+	last = rb_commit_id(cpu) == iter->id;
 	len = rb_page_len(page);
 
 	if (iter->offset < len)
@@ -826,8 +827,8 @@ static int rb_page_out(struct rb_cpu_buffer *cpu, struct buffer_data_read_page *
 
 	if (!rb_reader_page(cpu))
 		return -1;
-	/* M2: commit_id first; once it has moved on, the length is final. */
-	closed = smp_load_acquire(&cpu->commit_id) != cpu->reader_id;
+	/* M2: the commit point first; once it has moved on, the length is final. */
+	closed = rb_commit_id(cpu) != cpu->reader_id;
 	size = rb_page_len(rb_reader_subbuf_page(cpu));
 	if (!cpu->read_pos && closed && size <= room &&
 	    rpage->order == cpu->buffer->subbuf_order)
