@@ -147,14 +147,14 @@ void ring_buffer_nest_end(struct trace_buffer *buffer)
  */
 static bool rb_evict_head(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu, u64 h)
 {
-	unsigned int hv = rb_h_vpos(h);
+	unsigned int hv = rb_pair_vpos(h);
 	u32 x = rb_slot(cpu, hv);
 	struct rb_subbuf *sb = &cpu->subbufs[x];
 	long n = rb_sb_events(cpu, sb);
 
 	/* Settle the slot behind the head: it stops being "behind" (R1). */
-	rb_slot_set(cpu, rb_vpos_prev(cpu, hv), rb_h_behind(h));
-	if (!rb_head_cas(cpu, h, rb_hword(rb_vpos_next(cpu, hv), x)))
+	rb_slot_set(cpu, rb_vpos_prev(cpu, hv), rb_pair_id(h));
+	if (!rb_head_cas(cpu, h, rb_pair(rb_vpos_next(cpu, hv), x)))
 		return false;
 	local_add(n, &cpu->overrun);
 	rb_sb_events_add(cpu, sb, -n);
@@ -172,7 +172,7 @@ static bool rb_move_tail(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu,
 {
 	unsigned int next = rb_vpos_next(cpu, rb_w_vpos(w));
 	u64 h = rb_head_word(cpu);
-	unsigned int hv = rb_h_vpos(h), dc;
+	unsigned int hv = rb_pair_vpos(h), dc;
 	unsigned int cap = rb_capacity(buffer);
 	struct rb_subbuf *sb;
 	u32 id;
@@ -187,7 +187,7 @@ static bool rb_move_tail(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu,
 			return false;
 		}
 		/* Nested writers went round to an event still being written. */
-		dc = rb_vpos_dist(cpu, hv, rb_c_vpos(rb_commit_word(cpu)));
+		dc = rb_vpos_dist(cpu, hv, rb_pair_vpos(rb_commit_word(cpu)));
 		if (dc == 0 || dc >= cpu->nr) {
 			local_inc(&cpu->commit_overrun);
 			return false;
@@ -216,8 +216,8 @@ static bool rb_move_tail(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu,
 void rb_publish(struct rb_cpu_buffer *cpu, u64 w)
 {
 	u64 cw = rb_commit_word(cpu);
-	unsigned int c = rb_c_vpos(cw), t = rb_w_vpos(w);
-	u32 id = rb_c_id(cw);
+	unsigned int c = rb_pair_vpos(cw), t = rb_w_vpos(w);
+	u32 id = rb_pair_id(cw);
 
 	/* R4: the tail is at most nr slots past the commit point. */
 	if (RB_WARN_STOP(cpu, rb_vpos_dist(cpu, c, t) > cpu->nr))
@@ -271,7 +271,7 @@ bool rb_unread(struct rb_cpu_buffer *cpu)
 		return true;
 	if (commit == reader)
 		return false;
-	head = rb_slot(cpu, rb_h_vpos(rb_head_word(cpu)));
+	head = rb_slot(cpu, rb_pair_vpos(rb_head_word(cpu)));
 	return head != commit || rb_len(cpu, cpu->subbufs[commit].page);
 }
 
@@ -353,9 +353,9 @@ void rb_reset_cpu_ring(struct rb_cpu_buffer *cpu)
 	for (i = 0; i < cpu->nr; i++)
 		cpu->slots[i] = i + 1;
 	cpu->reader_id = 0;
-	atomic64_set(&cpu->head, rb_hword(0, cpu->nr));
+	atomic64_set(&cpu->head, rb_pair(0, cpu->nr));
 	local64_set(&cpu->write, rb_wword(0, 1, 0));
-	atomic64_set(&cpu->commit, rb_cword(0, 1));
+	atomic64_set(&cpu->commit, rb_pair(0, 1));
 	cpu->last_ts = 0;
 	cpu->last_end = 0;
 	for (i = 0; i < ARRAY_SIZE(counters); i++)
@@ -380,7 +380,7 @@ void rb_reset_cpu_ring(struct rb_cpu_buffer *cpu)
 static int rb_swap_head(struct rb_cpu_buffer *cpu)
 {
 	u64 h = rb_head_word(cpu);
-	unsigned int hv = rb_h_vpos(h);
+	unsigned int hv = rb_pair_vpos(h);
 	u32 x = rb_slot(cpu, hv);
 	struct rb_subbuf *xs = &cpu->subbufs[x];
 	unsigned long before;
@@ -388,8 +388,8 @@ static int rb_swap_head(struct rb_cpu_buffer *cpu)
 	/* M2: a commit point past X means X's data and length are final. */
 	if (x == rb_commit_id(cpu) && !rb_len(cpu, xs->page))
 		return 0;
-	rb_slot_set(cpu, rb_vpos_prev(cpu, hv), rb_h_behind(h));
-	if (!rb_head_cas(cpu, h, rb_hword(rb_vpos_next(cpu, hv), cpu->reader_id)))
+	rb_slot_set(cpu, rb_vpos_prev(cpu, hv), rb_pair_id(h));
+	if (!rb_head_cas(cpu, h, rb_pair(rb_vpos_next(cpu, hv), cpu->reader_id)))
 		return -EAGAIN;
 	rb_slot_set(cpu, hv, cpu->reader_id);
 	WRITE_ONCE(cpu->reader_id, x);
@@ -887,8 +887,8 @@ static u32 rb_id_at(struct rb_cpu_buffer *cpu, unsigned int vpos)
 {
 	u64 h = atomic64_read(&cpu->head);
 
-	if (vpos % cpu->nr == rb_vpos_prev(cpu, rb_h_vpos(h)) % cpu->nr)
-		return rb_h_behind(h);
+	if (vpos % cpu->nr == rb_vpos_prev(cpu, rb_pair_vpos(h)) % cpu->nr)
+		return rb_pair_id(h);
 	return cpu->slots[vpos % cpu->nr];
 }
 
@@ -928,7 +928,7 @@ int rb_check_invariants(struct trace_buffer *buffer, int cpu_id)
 	struct rb_cpu_buffer *cpu = buffer->cpus[cpu_id];
 	unsigned int cap = rb_capacity(buffer), hv, t, c, v, i;
 	unsigned long *seen;
-	u64 w, h;
+	u64 w, h, cw;
 	int ret = 0;
 
 	seen = bitmap_zalloc(cpu->nr + 1, GFP_KERNEL);
@@ -937,9 +937,10 @@ int rb_check_invariants(struct trace_buffer *buffer, int cpu_id)
 	raw_spin_lock_irq(&cpu->reader_lock);
 	w = local64_read(&cpu->write);
 	h = atomic64_read(&cpu->head);
-	hv = rb_h_vpos(h);
+	hv = rb_pair_vpos(h);
 	t = rb_w_vpos(w);
-	c = rb_c_vpos(atomic64_read(&cpu->commit));
+	cw = atomic64_read(&cpu->commit);
+	c = rb_pair_vpos(cw);
 	if (local_read(&cpu->committing)) {
 		pr_err("ring buffer: invariant: %ld writers open\n",
 		       local_read(&cpu->committing));
@@ -966,7 +967,7 @@ int rb_check_invariants(struct trace_buffer *buffer, int cpu_id)
 		ret = -EINVAL;
 		goto out;
 	}
-	if ((c == v ? cpu->reader_id : rb_id_at(cpu, c)) != rb_c_id(atomic64_read(&cpu->commit)) ||
+	if ((c == v ? cpu->reader_id : rb_id_at(cpu, c)) != rb_pair_id(cw) ||
 	    (t == v ? cpu->reader_id : rb_id_at(cpu, t)) != rb_w_id(w)) {
 		pr_err("ring buffer: invariant: commit or tail id does not match its slot\n");
 		ret = -EINVAL;

@@ -301,7 +301,7 @@ static void rb_rebuild_cpu(struct rb_cpu_buffer *c, struct rb_ring *ring)
 	unsigned int old_nr = c->nr, nr = ring->nr;
 	struct rb_subbuf *old = c->subbufs, *sb = ring->subbufs;
 	u64 w = local64_read(&c->write), nw;
-	unsigned int vpos = rb_h_vpos(atomic64_read(&c->head));
+	unsigned int vpos = rb_pair_vpos(atomic64_read(&c->head));
 	unsigned int data, drop, placed, i;
 	u32 id;
 
@@ -337,9 +337,9 @@ static void rb_rebuild_cpu(struct rb_cpu_buffer *c, struct rb_ring *ring)
 
 	rb_ring_swap(c, ring);
 	c->reader_id = 0;
-	atomic64_set(&c->head, rb_hword(0, nr));
+	atomic64_set(&c->head, rb_pair(0, nr));
 	local64_set(&c->write, nw);
-	atomic64_set_release(&c->commit, rb_cword(rb_w_vpos(nw), rb_w_id(nw)));
+	atomic64_set_release(&c->commit, rb_pair(rb_w_vpos(nw), rb_w_id(nw)));
 }
 
 /*
@@ -987,7 +987,7 @@ static u64 rb_oldest_ts(struct rb_cpu_buffer *c)
 	/* Beyond a used-up reader page the data starts at the head. */
 	if (commit == c->reader_id)
 		return 0;
-	id = rb_slot_id(c, rb_h_vpos(atomic64_read_acquire(&c->head)));
+	id = rb_slot_id(c, rb_pair_vpos(atomic64_read_acquire(&c->head)));
 	page = c->subbufs[id].page;
 	if (id == commit && !rb_page_len(page))
 		return 0;

@@ -822,7 +822,6 @@ static void rbi_oracle(struct rbi_run *r)
 		rbi_fail(r, "invariants broken after the drain");
 }
 
-
 /* One run of the script on a fresh buffer, with @plan's injections. */
 static bool rbi_run(const struct rbi_scenario *sc, struct rbi_run *r,
 		    const struct rbi_plan *plan, int record)
@@ -963,7 +962,10 @@ static const void *rbi_case_gen(const void *prev, char *desc)
 {
 	static struct rbi_case cases[RBI_CASES];
 	const struct rbi_case *c = prev;
-	unsigned int i = c ? c - cases + 1 : 0;
+	unsigned int i = 0;
+
+	if (c)
+		i = c - cases + 1;
 
 	if (i >= RBI_CASES)
 		return NULL;
@@ -1214,7 +1216,7 @@ static void rbi_stop_on_broken(struct kunit *test)
 	}
 	for (i = 0; i < 2; i++)
 		KUNIT_ASSERT_NOT_NULL(test, ring_buffer_consume(buffer, c, &ts, &lost));
-	x = cpu->slots[rb_h_vpos(atomic64_read(&cpu->head)) % cpu->nr];
+	x = cpu->slots[rb_pair_vpos(atomic64_read(&cpu->head)) % cpu->nr];
 	cpu->subbufs[x].events_before = 0;
 	KUNIT_EXPECT_NOT_NULL(test, ring_buffer_consume(buffer, c, &ts, &lost));
 	KUNIT_EXPECT_EQ(test, lost, 0UL);

@@ -89,34 +89,23 @@ static inline u32 rb_w_vpos(u64 w)
 	return w >> (RB_ID_BITS + RB_OFF_BITS);
 }
 
-static inline u64 rb_hword(u32 vpos, u32 behind)
-{
-	return ((u64)vpos << RB_ID_BITS) | behind;
-}
-
-static inline u32 rb_h_vpos(u64 h)
-{
-	return h >> RB_ID_BITS;
-}
-
-static inline u32 rb_h_behind(u64 h)
-{
-	return h & ((1U << RB_ID_BITS) - 1);
-}
-
-static inline u64 rb_cword(u32 vpos, u32 id)
+/*
+ * A {vpos, id} pair in one word: the head ({its vpos, the id behind it})
+ * and the commit point ({its vpos, its id}).
+ */
+static inline u64 rb_pair(u32 vpos, u32 id)
 {
 	return ((u64)vpos << RB_ID_BITS) | id;
 }
 
-static inline u32 rb_c_vpos(u64 c)
+static inline u32 rb_pair_vpos(u64 p)
 {
-	return c >> RB_ID_BITS;
+	return p >> RB_ID_BITS;
 }
 
-static inline u32 rb_c_id(u64 c)
+static inline u32 rb_pair_id(u64 p)
 {
-	return c & ((1U << RB_ID_BITS) - 1);
+	return p & ((1U << RB_ID_BITS) - 1);
 }
 
 /* ---- per-CPU structures ---- */
@@ -178,7 +167,7 @@ struct rb_cpu_buffer {
 	local_t			entries_bytes;
 	local_t			entered;	/* sub-buffers entered */
 	local_t			evicted;	/* sub-buffers evicted */
-	atomic64_t		commit;		/* the commit point: rb_cword() */
+	atomic64_t		commit;		/* the commit point: rb_pair() */
 
 	/* Shared with the reader. */
 	atomic64_t		head;
@@ -427,8 +416,8 @@ static inline u32 rb_slot_id(struct rb_cpu_buffer *cpu, unsigned int vpos)
 {
 	u64 h = rb_head_word(cpu);
 
-	if (vpos % cpu->nr == rb_vpos_prev(cpu, rb_h_vpos(h)) % cpu->nr)
-		return rb_h_behind(h);
+	if (vpos % cpu->nr == rb_vpos_prev(cpu, rb_pair_vpos(h)) % cpu->nr)
+		return rb_pair_id(h);
 	return rb_slot(cpu, vpos);
 }
 
@@ -452,14 +441,14 @@ static __always_inline u64 rb_commit_word(struct rb_cpu_buffer *cpu)
 /* The sub-buffer holding the commit point. */
 static __always_inline u32 rb_commit_id(struct rb_cpu_buffer *cpu)
 {
-	return rb_c_id(rb_commit_word(cpu));
+	return rb_pair_id(rb_commit_word(cpu));
 }
 
 /* Move the commit point to slot @vpos, sub-buffer @id: one store. */
 static __always_inline void rb_commit_set(struct rb_cpu_buffer *cpu, unsigned int vpos, u32 id)
 {
 	rb_test_point(cpu, RB_TP_COMMIT_SET);
-	atomic64_set_release(&cpu->commit, rb_cword(vpos, id));	/* M2 */
+	atomic64_set_release(&cpu->commit, rb_pair(vpos, id));	/* M2 */
 }
 
 /*

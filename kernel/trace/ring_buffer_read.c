@@ -359,14 +359,14 @@ static bool rb_iter_to_head(struct ring_buffer_iter *iter)
 {
 	struct rb_cpu_buffer *cpu = iter->cpu_buffer;
 	u64 head = atomic64_read_acquire(&cpu->head);
-	u32 id = rb_slot_id(cpu, rb_h_vpos(head));
+	u32 id = rb_slot_id(cpu, rb_pair_vpos(head));
 	unsigned long gen;
 
 	/* M5, M4: an evictor moves the head before it bumps gen and reuses id. */
 	gen = smp_load_acquire(&cpu->subbufs[id].gen);
 	if (atomic64_read(&cpu->head) != head)
 		return false;
-	rb_iter_set(iter, rb_h_vpos(head), id, gen);
+	rb_iter_set(iter, rb_pair_vpos(head), id, gen);
 	return true;
 }
 
