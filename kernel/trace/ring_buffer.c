@@ -473,8 +473,8 @@ EXPORT_SYMBOL_GPL(ring_buffer_max_event_size);
 
 static bool rb_nmi_refused(void)
 {
-	return (IS_ENABLED(CONFIG_GENERIC_ATOMIC64) ||
-		!IS_ENABLED(CONFIG_ARCH_HAVE_NMI_SAFE_CMPXCHG)) && in_nmi();
+	return rb_nmi_no_atomic64() ||
+	       (!IS_ENABLED(CONFIG_ARCH_HAVE_NMI_SAFE_CMPXCHG) && in_nmi());
 }
 
 /*

@@ -28,6 +28,7 @@
 #include <linux/wait.h>
 #include <linux/rcupdate.h>
 #include <linux/jump_label.h>
+#include <linux/preempt.h>
 #include <asm/local64.h>
 #include <asm/local.h>
 
@@ -264,6 +265,16 @@ static inline bool rb_warn_stop(struct rb_cpu_buffer *cpu, bool broken, const ch
 		WARN_ONCE(1, "ring buffer: CPU %d stopped: %s\n", cpu->cpu, what);
 	}
 	return broken;
+}
+
+/*
+ * Where 64-bit atomics are emulated with hashed spinlocks, an NMI that
+ * touches one (the commit point, the head) may spin on a lock the code it
+ * interrupted holds: NMI writers are refused, and NMI readers find nothing.
+ */
+static inline bool rb_nmi_no_atomic64(void)
+{
+	return IS_ENABLED(CONFIG_GENERIC_ATOMIC64) && in_nmi();
 }
 
 /* ---- small helpers used by every file ---- */

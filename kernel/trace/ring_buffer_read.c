@@ -228,7 +228,7 @@ rb_read_next(struct trace_buffer *buffer, int cpu, u64 *ts, unsigned long *lost,
 	unsigned long flags = 0;
 	bool locked;
 
-	if (!cb)
+	if (!cb || rb_nmi_no_atomic64())
 		return NULL;
 	locked = rb_read_lock(cb, &flags);
 	event = rb_peek_reader(cb, ts, lost);
@@ -286,7 +286,7 @@ bool ring_buffer_empty_cpu(struct trace_buffer *buffer, int cpu)
 	unsigned long flags = 0;
 	bool empty, locked;
 
-	if (!cb)
+	if (!cb || rb_nmi_no_atomic64())
 		return true;
 	locked = rb_read_lock(cb, &flags);
 	empty = !rb_unread(cb);
@@ -564,6 +564,8 @@ ring_buffer_iter_peek(struct ring_buffer_iter *iter, u64 *ts)
 	struct ring_buffer_event *event;
 	unsigned long flags;
 
+	if (rb_nmi_no_atomic64())
+		return NULL;
 	raw_spin_lock_irqsave(&cb->reader_lock, flags);
 	event = rb_iter_current(iter);
 	if (event && ts)
