@@ -2,7 +2,7 @@
 /*
  * Ring buffer: the write path and the ring itself.
  *
- * What this file relies on (Documentation/trace/ring-buffer-design.rst):
+ * What this file relies on:
  *
  *  - Writers on one CPU nest strictly: a writer that interrupts another,
  *    NMIs included, finishes before the interrupted one continues. So
@@ -13,8 +13,10 @@
  *  - The head word changes only by cmpxchg of the whole word, one slot at a
  *    time, by the reader taking the head or by a writer evicting it (R3).
  *
- * What it maintains: R1-R5 of the design document, and the counters that
- * ring_buffer_control.c reports.
+ * What it maintains: R1-R5 (stated in ring_buffer_internal.h), and the
+ * counters that ring_buffer_control.c reports. It uses nothing from the
+ * files above it: the reader's swap is here because it is the other half
+ * of the race on the head word.
  */
 
 #include <linux/ring_buffer.h>
@@ -35,28 +37,6 @@
 /* The recursion guard gives each nesting level five bits. */
 #define RB_CTX_BITS		5
 #define RB_CTX_NORMAL		4
-
-/**
- * rb_event_bytes - bytes an event of @len payload bytes takes on a sub-buffer
- * @len: payload length
- *
- * Payloads above RB_SMALL_MAX bytes (all of them where 8-byte alignment is
- * forced) carry their length in array[0]. A 12-byte event becomes 16 so
- * that it can always be rewritten as an 8-byte time record plus the
- * smallest padding event.
- *
- * Return: the bytes, header included.
- */
-unsigned int rb_event_bytes(unsigned int len)
-{
-	unsigned int bytes;
-
-	len = max(len, 1U);
-	if (RB_FORCE_8 || len > RB_SMALL_MAX)
-		return ALIGN(len + 2 * RB_EVENT_HDR, RB_ARCH_ALIGN);
-	bytes = ALIGN(len + RB_EVENT_HDR, 4);
-	return bytes == 12 ? 16 : bytes;
-}
 
 static void rb_put_data_header(struct ring_buffer_event *e, unsigned int len,
 			       unsigned int bytes, u32 delta)
@@ -85,23 +65,23 @@ static void rb_put_time(struct ring_buffer_event *e, unsigned int type, u64 val)
  * nested writer that runs between our read and write of ctx leaves it as
  * it found it, so a plain read-modify-write is safe.
  */
-static __always_inline bool rb_recursion_lock(struct rb_cpu_buffer *cpu)
+static __always_inline bool rb_recursion_lock(struct rb_cpu_buffer *cpu_buffer)
 {
-	unsigned int bit = RB_CTX_NORMAL - interrupt_context_level() + cpu->ctx_shift;
-	unsigned long val = cpu->ctx;
+	unsigned int bit = RB_CTX_NORMAL - interrupt_context_level() + cpu_buffer->ctx_shift;
+	unsigned long val = cpu_buffer->ctx;
 
 	if (unlikely(val & (1UL << bit))) {
-		bit = cpu->ctx_shift;
+		bit = cpu_buffer->ctx_shift;
 		if (val & (1UL << bit))
 			return true;
 	}
-	cpu->ctx = val | (1UL << bit);
+	cpu_buffer->ctx = val | (1UL << bit);
 	return false;
 }
 
-static __always_inline void rb_recursion_unlock(struct rb_cpu_buffer *cpu)
+static __always_inline void rb_recursion_unlock(struct rb_cpu_buffer *cpu_buffer)
 {
-	cpu->ctx &= cpu->ctx - (1UL << cpu->ctx_shift);
+	cpu_buffer->ctx &= cpu_buffer->ctx - (1UL << cpu_buffer->ctx_shift);
 }
 
 /**
@@ -145,21 +125,21 @@ void ring_buffer_nest_end(struct trace_buffer *buffer)
  * head), so X->events is final. Returns false if the reader or a nested
  * writer changed the head first; the caller starts a new pass.
  */
-static bool rb_evict_head(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu, u64 h)
+static bool rb_evict_head(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu_buffer, u64 h)
 {
 	unsigned int hv = rb_pair_vpos(h);
-	u32 x = rb_slot(cpu, hv);
-	struct rb_subbuf *sb = &cpu->subbufs[x];
-	long n = rb_sb_events(cpu, sb);
+	u32 x = rb_head_id(cpu_buffer, h);
+	struct rb_subbuf *sb = &cpu_buffer->subbufs[x];
+	long n = rb_sb_events(cpu_buffer, sb);
 
 	/* Settle the slot behind the head: it stops being "behind" (R1). */
-	rb_slot_set(cpu, rb_vpos_prev(cpu, hv), rb_pair_id(h));
-	if (!rb_head_cas(cpu, h, rb_pair(rb_vpos_next(cpu, hv), x)))
+	rb_slot_set(cpu_buffer, rb_vpos_prev(cpu_buffer, hv), rb_pair_id(h));
+	if (!rb_head_cas(cpu_buffer, h, rb_pair(rb_vpos_next(cpu_buffer, hv), x)))
 		return false;
-	local_add(n, &cpu->overrun);
-	rb_sb_events_add(cpu, sb, -n);
-	local_sub(rb_capacity(buffer), &cpu->entries_bytes);
-	local_inc(&cpu->evicted);
+	local_add(n, &cpu_buffer->overrun);
+	rb_sb_events_add(cpu_buffer, sb, -n);
+	local_sub(rb_capacity(buffer), &cpu_buffer->entries_bytes);
+	local_inc(&cpu_buffer->subbufs_evicted);
 	return true;
 }
 
@@ -168,42 +148,42 @@ static bool rb_evict_head(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu
  * next one. Returns false if the write must fail; true to start a new pass,
  * whoever made the move.
  */
-static bool rb_move_tail(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu, u64 w)
+static bool rb_move_tail(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu_buffer, u64 w)
 {
-	unsigned int next = rb_vpos_next(cpu, rb_w_vpos(w));
-	u64 h = rb_head_word(cpu);
+	unsigned int next = rb_vpos_next(cpu_buffer, rb_w_vpos(w));
+	u64 h = rb_head_word(cpu_buffer);
 	unsigned int hv = rb_pair_vpos(h), dc;
 	unsigned int cap = rb_capacity(buffer);
 	struct rb_subbuf *sb;
 	u32 id;
 
 	/* rb_reserve() moves only for an event that fits an empty sub-buffer. */
-	if (RB_WARN_STOP(cpu, !rb_w_off(w)))
+	if (RB_WARN_STOP(cpu_buffer, !rb_w_off(w)))
 		return false;
-	if (rb_vpos_dist(cpu, hv, next) == cpu->nr) {
+	if (rb_vpos_dist(cpu_buffer, hv, next) == cpu_buffer->nr) {
 		/* The next slot is the head: the ring is full. */
-		if (!rb_overwrite(cpu, buffer)) {
-			local_inc(&cpu->dropped_events);
+		if (!rb_overwrite(cpu_buffer, buffer)) {
+			local_inc(&cpu_buffer->dropped_events);
 			return false;
 		}
 		/* Nested writers went round to an event still being written. */
-		dc = rb_vpos_dist(cpu, hv, rb_pair_vpos(rb_commit_word(cpu)));
-		if (dc == 0 || dc >= cpu->nr) {
-			local_inc(&cpu->commit_overrun);
+		dc = rb_vpos_dist(cpu_buffer, hv, rb_pair_vpos(rb_commit_word(cpu_buffer)));
+		if (dc == 0 || dc >= cpu_buffer->nr) {
+			local_inc(&cpu_buffer->commit_overrun);
 			return false;
 		}
-		rb_evict_head(buffer, cpu, h);
+		rb_evict_head(buffer, cpu_buffer, h);
 		return true;
 	}
 
-	id = rb_slot_id(cpu, next);
-	rb_sb_enter(cpu, &cpu->subbufs[id]);
-	if (!rb_write_cas(cpu, w, rb_wword(next, id, 0)))
+	id = rb_slot_id(cpu_buffer, next);
+	rb_sb_enter(cpu_buffer, &cpu_buffer->subbufs[id]);
+	if (!rb_write_cas(cpu_buffer, w, rb_wword(next, id, 0)))
 		return true;
-	sb = &cpu->subbufs[rb_w_id(w)];
-	rb_sb_close(cpu, sb, rb_w_off(w), cap);
-	local_add(cap - rb_w_off(w), &cpu->entries_bytes);
-	local_inc(&cpu->entered);
+	sb = &cpu_buffer->subbufs[rb_w_id(w)];
+	rb_sb_close(cpu_buffer, sb, rb_w_off(w), cap);
+	local_add(cap - rb_w_off(w), &cpu_buffer->entries_bytes);
+	local_inc(&cpu_buffer->subbufs_entered);
 	return true;
 }
 
@@ -213,93 +193,100 @@ static bool rb_move_tail(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu,
  * entered its events_before count. Only the outermost writer calls this,
  * when every other writer of the CPU has finished (R5).
  */
-void rb_publish(struct rb_cpu_buffer *cpu, u64 w)
+void rb_publish(struct rb_cpu_buffer *cpu_buffer, u64 w)
 {
-	u64 cw = rb_commit_word(cpu);
+	u64 cw = rb_commit_word(cpu_buffer);
 	unsigned int c = rb_pair_vpos(cw), t = rb_w_vpos(w);
 	u32 id = rb_pair_id(cw);
 
 	/* R4: the tail is at most nr slots past the commit point. */
-	if (RB_WARN_STOP(cpu, rb_vpos_dist(cpu, c, t) > cpu->nr))
+	if (RB_WARN_STOP(cpu_buffer, rb_vpos_dist(cpu_buffer, c, t) > cpu_buffer->nr))
 		return;
 	while (c != t) {
-		struct rb_subbuf *sb = &cpu->subbufs[id];
-		unsigned long before = rb_sb_before(cpu, sb) + rb_sb_events(cpu, sb);
+		struct rb_subbuf *sb = &cpu_buffer->subbufs[id];
+		unsigned long before = rb_sb_before(cpu_buffer, sb) + rb_sb_events(cpu_buffer, sb);
 
-		rb_len_set(cpu, sb->page, rb_sb_end(cpu, sb));
-		c = rb_vpos_next(cpu, c);
-		id = c == t ? rb_w_id(w) : rb_slot_id(cpu, c);
-		rb_sb_before_set(cpu, &cpu->subbufs[id], before);
+		rb_len_set(cpu_buffer, sb->page, rb_sb_end(cpu_buffer, sb));
+		c = rb_vpos_next(cpu_buffer, c);
+		id = c == t ? rb_w_id(w) : rb_slot_id(cpu_buffer, c);
+		rb_sb_before_set(cpu_buffer, &cpu_buffer->subbufs[id], before);
 	}
-	rb_len_set(cpu, cpu->subbufs[id].page, rb_w_off(w));
-	rb_commit_set(cpu, c, id);
+	rb_len_set(cpu_buffer, cpu_buffer->subbufs[id].page, rb_w_off(w));
+	rb_commit_set(cpu_buffer, c, id);
 }
 
 /**
  * rb_dirty - sub-buffers the writer has filled and nobody has taken
- * @cpu: the per-CPU buffer
+ * @cpu_buffer: the per-CPU buffer
  *
  * Return: the count; momentarily one low while the reader holds the tail
  * sub-buffer.
  */
-unsigned long rb_dirty(struct rb_cpu_buffer *cpu)
+unsigned long rb_dirty(struct rb_cpu_buffer *cpu_buffer)
 {
-	long d = local_read(&cpu->entered) - local_read(&cpu->evicted) -
-		 (long)READ_ONCE(cpu->taken);
+	long d = local_read(&cpu_buffer->subbufs_entered) -
+		 local_read(&cpu_buffer->subbufs_evicted) -
+		 (long)READ_ONCE(cpu_buffer->subbufs_taken);
 
 	return d > 0 ? d : 0;
 }
 
 /**
  * rb_unread - is there committed data the consuming reader has not read?
- * @cpu: the per-CPU buffer; the caller holds its reader_lock, which keeps
- *	 the pages and arrays read here from a resize or a read_page swap
+ * @cpu_buffer: the per-CPU buffer; the caller holds its reader_lock, which
+ *	keeps the pages read here from a resize or a read_page swap
+ * @id: if not NULL, gets the sub-buffer the data starts on
  *
- * Changes nothing: data on the reader's page past read_pos, or a
- * sub-buffer the reader has still to take. Sub-buffers before the commit
- * one are closed, and a closed one is never empty (R4).
+ * Changes nothing. The data is on the reader's page past read_pos or, once
+ * the writer has left that page, on the head sub-buffer, which is either
+ * closed, and so not empty (R4), or holds the commit point. (An NMI reader
+ * that found the lock taken runs unlocked: hence READ_ONCE.)
  *
  * Return: true if a consuming read would find an event now.
  */
-bool rb_unread(struct rb_cpu_buffer *cpu)
+bool rb_unread(struct rb_cpu_buffer *cpu_buffer, u32 *id)
 {
-	u32 commit = rb_commit_id(cpu);
-	u32 reader = READ_ONCE(cpu->reader_id);
+	u32 reader = READ_ONCE(cpu_buffer->reader_id);
+	bool closed;
 	u32 head;
 
-	if (READ_ONCE(cpu->read_pos) < rb_len(cpu, cpu->subbufs[reader].page))
+	if (id)
+		*id = reader;
+	if (READ_ONCE(cpu_buffer->read_pos) < rb_committed(cpu_buffer, reader, &closed))
 		return true;
-	if (commit == reader)
+	if (!closed)
 		return false;
-	head = rb_slot(cpu, rb_pair_vpos(rb_head_word(cpu)));
-	return head != commit || rb_len(cpu, cpu->subbufs[commit].page);
+	head = rb_head_id(cpu_buffer, rb_head_word(cpu_buffer));
+	if (id)
+		*id = head;
+	return rb_committed(cpu_buffer, head, &closed) || closed;
 }
 
 /*
  * The watermark alone, from ids and counters: no page is read, so a writer
  * may ask without the reader lock. The waiter it wakes checks again.
  */
-static bool rb_watermark_reached(struct rb_cpu_buffer *cpu, int full)
+static bool rb_watermark_reached(struct rb_cpu_buffer *cpu_buffer, int full)
 {
 	/* The writer is still on the reader's page: nothing to hand out. */
-	if (rb_commit_id(cpu) == READ_ONCE(cpu->reader_id))
+	if (rb_commit_id(cpu_buffer) == READ_ONCE(cpu_buffer->reader_id))
 		return false;
-	return (rb_dirty(cpu) + 1) * 100 >= (unsigned long)full * cpu->nr;
+	return (rb_dirty(cpu_buffer) + 1) * 100 >= (unsigned long)full * cpu_buffer->nr;
 }
 
 /**
  * rb_watermark_hit - would a waiter for @full percent wake up now?
- * @cpu: the per-CPU buffer; the caller holds its reader_lock
+ * @cpu_buffer: the per-CPU buffer; the caller holds its reader_lock
  * @full: 0 for any data, else the percentage of dirty sub-buffers
  *
  * Return: true when the waiter's condition holds.
  */
-bool rb_watermark_hit(struct rb_cpu_buffer *cpu, int full)
+bool rb_watermark_hit(struct rb_cpu_buffer *cpu_buffer, int full)
 {
 	/* Even the lowest watermark wants data: an idle CPU is never ready. */
-	if (!rb_unread(cpu))
+	if (!rb_unread(cpu_buffer, NULL))
 		return false;
-	return !full || rb_watermark_reached(cpu, full);
+	return !full || rb_watermark_reached(cpu_buffer, full);
 }
 
 static void rb_wake(struct rb_waiters *w)
@@ -309,38 +296,39 @@ static void rb_wake(struct rb_waiters *w)
 }
 
 /* After publishing: wake whoever waits and is now satisfied (M7). */
-static void rb_wake_check(struct rb_cpu_buffer *cpu)
+static void rb_wake_check(struct rb_cpu_buffer *cpu_buffer)
 {
-	struct rb_waiters *bw = &rb_owner(cpu)->waiters;
+	struct rb_waiters *bw = &rb_owner(cpu_buffer)->waiters;
 
 	if (unlikely(READ_ONCE(bw->pending)))
 		rb_wake(bw);
-	if (unlikely(READ_ONCE(cpu->waiters.pending)))
-		rb_wake(&cpu->waiters);
-	if (unlikely(READ_ONCE(cpu->waiters.full_pending)) &&
-	    rb_watermark_reached(cpu, max(READ_ONCE(cpu->waiters.full_min), 1))) {
-		WRITE_ONCE(cpu->waiters.full_pending, false);
-		irq_work_queue(&cpu->waiters.work);
+	if (unlikely(READ_ONCE(cpu_buffer->waiters.pending)))
+		rb_wake(&cpu_buffer->waiters);
+	if (unlikely(READ_ONCE(cpu_buffer->waiters.full_pending)) &&
+	    rb_watermark_reached(cpu_buffer, max(READ_ONCE(cpu_buffer->waiters.full_min), 1))) {
+		WRITE_ONCE(cpu_buffer->waiters.full_pending, false);
+		irq_work_queue(&cpu_buffer->waiters.work);
 	}
 }
 
 /**
  * rb_reset_cpu_ring - put a per-CPU buffer in its canonical, empty state
- * @cpu: the per-CPU buffer, with nr, slots and subbufs allocated
+ * @cpu_buffer: the per-CPU buffer, with nr, slots and subbufs allocated
  *
  * Reader id 0, slots[i] = i + 1, head and tail at slot 0, every page
  * header and every counter zeroed. Callers quiesce the CPU first.
  */
-void rb_reset_cpu_ring(struct rb_cpu_buffer *cpu)
+void rb_reset_cpu_ring(struct rb_cpu_buffer *cpu_buffer)
 {
 	local_t *counters[] = {
-		&cpu->entries, &cpu->overrun, &cpu->commit_overrun, &cpu->dropped_events,
-		&cpu->entries_bytes, &cpu->entered, &cpu->evicted,
+		&cpu_buffer->entries, &cpu_buffer->overrun, &cpu_buffer->commit_overrun,
+		&cpu_buffer->dropped_events, &cpu_buffer->entries_bytes,
+		&cpu_buffer->subbufs_entered, &cpu_buffer->subbufs_evicted,
 	};
 	unsigned int i;
 
-	for (i = 0; i <= cpu->nr; i++) {
-		struct rb_subbuf *sb = &cpu->subbufs[i];
+	for (i = 0; i <= cpu_buffer->nr; i++) {
+		struct rb_subbuf *sb = &cpu_buffer->subbufs[i];
 
 		sb->page->time_stamp = 0;
 		local_set(&sb->page->commit, 0);
@@ -350,24 +338,24 @@ void rb_reset_cpu_ring(struct rb_cpu_buffer *cpu)
 		sb->events_before = 0;
 		sb->gen++;
 	}
-	for (i = 0; i < cpu->nr; i++)
-		cpu->slots[i] = i + 1;
-	cpu->reader_id = 0;
-	atomic64_set(&cpu->head, rb_pair(0, cpu->nr));
-	local64_set(&cpu->write, rb_wword(0, 1, 0));
-	atomic64_set(&cpu->commit, rb_pair(0, 1));
-	cpu->last_ts = 0;
-	cpu->last_end = 0;
+	for (i = 0; i < cpu_buffer->nr; i++)
+		cpu_buffer->slots[i] = i + 1;
+	cpu_buffer->reader_id = 0;
+	atomic64_set(&cpu_buffer->head, rb_pair(0, cpu_buffer->nr));
+	local64_set(&cpu_buffer->write, rb_wword(0, 1, 0));
+	atomic64_set(&cpu_buffer->commit, rb_pair(0, 1));
+	cpu_buffer->stamp_ts = 0;
+	cpu_buffer->stamp_end = 0;
 	for (i = 0; i < ARRAY_SIZE(counters); i++)
 		local_set(counters[i], 0);
-	cpu->read_pos = 0;
-	cpu->read_stamp = 0;
-	cpu->seen = 0;
-	cpu->lost_events = 0;
-	cpu->reads++;
-	cpu->read = 0;
-	cpu->read_bytes = 0;
-	cpu->taken = 0;
+	cpu_buffer->read_pos = 0;
+	cpu_buffer->read_stamp = 0;
+	cpu_buffer->next_before = 0;
+	cpu_buffer->lost_events = 0;
+	cpu_buffer->reader_gen++;
+	cpu_buffer->read_events = 0;
+	cpu_buffer->read_bytes = 0;
+	cpu_buffer->subbufs_taken = 0;
 }
 
 /* ---- the reader's side of the ring (caller holds reader_lock) ---- */
@@ -377,30 +365,31 @@ void rb_reset_cpu_ring(struct rb_cpu_buffer *cpu)
  * when taken, 0 when the head holds nothing yet, -EAGAIN when a writer moved
  * the head first.
  */
-static int rb_swap_head(struct rb_cpu_buffer *cpu)
+static int rb_swap_head(struct rb_cpu_buffer *cpu_buffer)
 {
-	u64 h = rb_head_word(cpu);
+	u64 h = rb_head_word(cpu_buffer);
 	unsigned int hv = rb_pair_vpos(h);
-	u32 x = rb_slot(cpu, hv);
-	struct rb_subbuf *xs = &cpu->subbufs[x];
+	u32 x = rb_head_id(cpu_buffer, h);
+	struct rb_subbuf *xs = &cpu_buffer->subbufs[x];
 	unsigned long before;
 
 	/* M2: a commit point past X means X's data and length are final. */
-	if (x == rb_commit_id(cpu) && !rb_len(cpu, xs->page))
+	if (x == rb_commit_id(cpu_buffer) && !rb_len(cpu_buffer, xs->page))
 		return 0;
-	rb_slot_set(cpu, rb_vpos_prev(cpu, hv), rb_pair_id(h));
-	if (!rb_head_cas(cpu, h, rb_pair(rb_vpos_next(cpu, hv), cpu->reader_id)))
+	rb_slot_set(cpu_buffer, rb_vpos_prev(cpu_buffer, hv), rb_pair_id(h));
+	if (!rb_head_cas(cpu_buffer, h,
+			 rb_pair(rb_vpos_next(cpu_buffer, hv), cpu_buffer->reader_id)))
 		return -EAGAIN;
-	rb_slot_set(cpu, hv, cpu->reader_id);
-	WRITE_ONCE(cpu->reader_id, x);
-	before = rb_sb_before(cpu, xs);
+	rb_slot_set(cpu_buffer, hv, cpu_buffer->reader_id);
+	WRITE_ONCE(cpu_buffer->reader_id, x);
+	before = rb_sb_before(cpu_buffer, xs);
 	/* A closed sub-buffer was published after everything the reader saw. */
-	if (!RB_WARN_STOP(cpu, before < cpu->seen))
-		cpu->lost_events += before - cpu->seen;
-	cpu->read_pos = 0;
-	cpu->read_stamp = xs->page->time_stamp;
-	cpu->reads++;
-	WRITE_ONCE(cpu->taken, cpu->taken + 1);
+	if (!RB_WARN_STOP(cpu_buffer, before < cpu_buffer->next_before))
+		cpu_buffer->lost_events += before - cpu_buffer->next_before;
+	cpu_buffer->read_pos = 0;
+	cpu_buffer->read_stamp = xs->page->time_stamp;
+	cpu_buffer->reader_gen++;
+	WRITE_ONCE(cpu_buffer->subbufs_taken, cpu_buffer->subbufs_taken + 1);
 	return 1;
 }
 
@@ -409,67 +398,46 @@ static int rb_swap_head(struct rb_cpu_buffer *cpu)
  * its books so that a later swap computes the loss in between. Repeating
  * this is harmless.
  */
-static void rb_close_reader_page(struct rb_cpu_buffer *cpu)
+static void rb_close_reader_page(struct rb_cpu_buffer *cpu_buffer)
 {
-	struct rb_subbuf *rsb = &cpu->subbufs[cpu->reader_id];
-	long n = rb_sb_events(cpu, rsb);
+	struct rb_subbuf *rsb = &cpu_buffer->subbufs[cpu_buffer->reader_id];
+	long n = rb_sb_events(cpu_buffer, rsb);
 
-	cpu->seen = rb_sb_before(cpu, rsb) + n;
-	rb_sb_before_set(cpu, rsb, cpu->seen);
-	rb_sb_events_add(cpu, rsb, -n);
-	cpu->read_bytes += rb_sb_tail(cpu, rsb);
-	rb_sb_close(cpu, rsb, 0, 0);
-	rb_len_set(cpu, rsb->page, 0);
-	cpu->read_pos = 0;
+	cpu_buffer->next_before = rb_sb_before(cpu_buffer, rsb) + n;
+	rb_sb_before_set(cpu_buffer, rsb, cpu_buffer->next_before);
+	rb_sb_events_add(cpu_buffer, rsb, -n);
+	cpu_buffer->read_bytes += rb_sb_tail(cpu_buffer, rsb);
+	rb_sb_close(cpu_buffer, rsb, 0, 0);
+	rb_len_set(cpu_buffer, rsb->page, 0);
+	cpu_buffer->read_pos = 0;
 }
 
 /**
- * rb_reader_page - make sure the reader's sub-buffer has unread data
- * @cpu: the per-CPU buffer; the caller holds its reader_lock
+ * rb_reader_refill - make sure the reader's sub-buffer has unread data
+ * @cpu_buffer: the per-CPU buffer; the caller holds its reader_lock
  *
- * Return: true if committed bytes wait at cpu->read_pos on the reader's
- * sub-buffer, taking the head sub-buffer when the current one is used up.
+ * Return: true if committed bytes wait at read_pos on the reader's
+ * sub-buffer, after taking the head sub-buffer if the current one is used
+ * up and the writer has left it.
  */
-bool rb_reader_page(struct rb_cpu_buffer *cpu)
+bool rb_reader_refill(struct rb_cpu_buffer *cpu_buffer)
 {
-	int tries, ret;
+	bool closed;
+	int tries;
 
 	for (tries = 0; tries < RB_SWAP_TRIES; tries++) {
-		/* The commit point first: once it has moved on, the length is final. */
-		bool closed = rb_commit_id(cpu) != cpu->reader_id;
-		struct rb_page *page = cpu->subbufs[cpu->reader_id].page;
-
-		if (cpu->read_pos < rb_len(cpu, page))
+		if (cpu_buffer->read_pos < rb_committed(cpu_buffer, cpu_buffer->reader_id, &closed))
 			return true;
 		if (!closed)
 			return false;
-		rb_close_reader_page(cpu);
-		ret = rb_swap_head(cpu);
-		if (!ret)
+		rb_close_reader_page(cpu_buffer);
+		if (!rb_swap_head(cpu_buffer))
 			return false;
 	}
 	return false;
 }
 
 /* ---- the write path ---- */
-
-static unsigned long rb_max_payload(struct trace_buffer *buffer, bool abs)
-{
-	return abs ? buffer->max_data_size - RB_LEN_TIME : buffer->max_data_size;
-}
-
-/**
- * ring_buffer_max_event_size - the largest payload a reservation accepts
- * @buffer: the ring buffer
- *
- * Return: the payload bytes; 8 fewer in absolute time stamp mode, where
- * every event carries a TIME_STAMP.
- */
-unsigned long ring_buffer_max_event_size(struct trace_buffer *buffer)
-{
-	return rb_max_payload(buffer, ring_buffer_time_stamp_abs(buffer));
-}
-EXPORT_SYMBOL_GPL(ring_buffer_max_event_size);
 
 static bool rb_nmi_refused(void)
 {
@@ -484,43 +452,43 @@ static bool rb_nmi_refused(void)
  */
 static __always_inline struct rb_cpu_buffer *rb_writable_cpu(struct trace_buffer *buffer)
 {
-	int id = raw_smp_processor_id();
-	struct rb_cpu_buffer *cpu;
+	int cpu = raw_smp_processor_id();
+	struct rb_cpu_buffer *cpu_buffer;
 
-	if (!cpumask_test_cpu(id, buffer->cpumask))
+	if (!cpumask_test_cpu(cpu, buffer->cpumask))
 		return NULL;
-	cpu = buffer->cpus[id];
-	return rb_recording(cpu, buffer) ? cpu : NULL;
+	cpu_buffer = buffer->cpus[cpu];
+	return rb_recording(cpu_buffer, buffer) ? cpu_buffer : NULL;
 }
 
 static __always_inline struct rb_cpu_buffer *
 rb_begin_write(struct trace_buffer *buffer, unsigned long len)
 {
-	struct rb_cpu_buffer *cpu;
+	struct rb_cpu_buffer *cpu_buffer;
 
 	preempt_disable_notrace();
-	cpu = rb_writable_cpu(buffer);
-	if (unlikely(!cpu || len > rb_max_payload(buffer, rb_abs_mode(cpu, buffer)) ||
+	cpu_buffer = rb_writable_cpu(buffer);
+	if (unlikely(!cpu_buffer || len > rb_max_payload(buffer, rb_abs_mode(cpu_buffer, buffer)) ||
 		     rb_nmi_refused()))
 		goto refuse;
-	if (unlikely(rb_recursion_lock(cpu)))
+	if (unlikely(rb_recursion_lock(cpu_buffer)))
 		goto refuse;
-	if (unlikely(rb_open_count(cpu) >= RB_MAX_OPEN)) {
+	if (unlikely(rb_open_count(cpu_buffer) >= RB_MAX_OPEN)) {
 		/* No record left for a ninth nested writer: it finds no room. */
-		local_inc(&cpu->dropped_events);
-		rb_recursion_unlock(cpu);
+		local_inc(&cpu_buffer->dropped_events);
+		rb_recursion_unlock(cpu_buffer);
 		goto refuse;
 	}
-	rb_open_add(cpu, 1);
+	rb_open_add(cpu_buffer, 1);
 	/*
 	 * An interrupt may have swapped this CPU buffer into another ring
 	 * buffer (ring_buffer_swap_cpu()) before we counted ourselves in
-	 * committing; from here on the swap refuses.
+	 * open_count; from here on the swap refuses.
 	 */
-	if (likely(rb_owner(cpu) == buffer))
-		return cpu;
-	rb_open_add(cpu, -1);
-	rb_recursion_unlock(cpu);
+	if (likely(rb_owner(cpu_buffer) == buffer))
+		return cpu_buffer;
+	rb_open_add(cpu_buffer, -1);
+	rb_recursion_unlock(cpu_buffer);
 refuse:
 	preempt_enable_notrace();
 	return NULL;
@@ -532,9 +500,9 @@ refuse:
  * must not go back, and the last event must carry the stamp record's time,
  * since the next delta is taken from it. Costly; a debug option.
  */
-static void rb_validate_tail(struct rb_cpu_buffer *cpu, u64 w)
+static void rb_validate_tail(struct rb_cpu_buffer *cpu_buffer, u64 w)
 {
-	struct rb_page *page = cpu->subbufs[rb_w_id(w)].page;
+	struct rb_page *page = cpu_buffer->subbufs[rb_w_id(w)].page;
 	unsigned int off = 0, len = rb_w_off(w), size;
 	u64 ts = page->time_stamp, last = ts, end, stamp;
 	struct ring_buffer_event *e;
@@ -544,35 +512,28 @@ static void rb_validate_tail(struct rb_cpu_buffer *cpu, u64 w)
 		size = rb_event_size(e);
 		if (!size)
 			break;
-		if (e->type_len == RINGBUF_TYPE_PADDING)
-			continue;
-		if (e->type_len == RINGBUF_TYPE_TIME_EXTEND)
-			ts += ((u64)e->array[0] << RB_DELTA_BITS) | e->time_delta;
-		else if (e->type_len == RINGBUF_TYPE_TIME_STAMP)
-			ts = rb_event_stamp(page, e);
-		else
-			ts += e->time_delta;
-		if (e->type_len > RINGBUF_TYPE_DATA_TYPE_LEN_MAX)
+		ts = rb_time_after(page, e, ts);
+		if (!rb_is_data(e))
 			continue;
 		if (ts < last)
 			goto bad;
 		last = ts;
 	}
-	end = READ_ONCE(cpu->last_end);
-	stamp = READ_ONCE(cpu->last_ts);
-	barrier();
+	end = READ_ONCE(cpu_buffer->stamp_end);
+	stamp = READ_ONCE(cpu_buffer->stamp_ts);
+	barrier();	/* the record before the write word that vouches for it */
 	/* A nested writer may have stored the record meanwhile: it reserved first. */
-	if (local64_read(&cpu->write) != w)
+	if (local64_read(&cpu_buffer->write) != w)
 		return;
 	if (end == w && len && last != stamp)
 		goto bad;
 	return;
 bad:
-	WARN_ONCE(1, "ring buffer: CPU %d: time %llu after %llu at offset %u of %u (last_ts %llu)\n",
-		  cpu->cpu, ts, last, off, len, READ_ONCE(cpu->last_ts));
+	WARN_ONCE(1, "ring buffer: CPU %d: time %llu after %llu at offset %u of %u (stamp_ts %llu)\n",
+		  cpu_buffer->cpu, ts, last, off, len, READ_ONCE(cpu_buffer->stamp_ts));
 }
 #else
-static inline void rb_validate_tail(struct rb_cpu_buffer *cpu, u64 w)
+static inline void rb_validate_tail(struct rb_cpu_buffer *cpu_buffer, u64 w)
 {
 }
 #endif
@@ -580,34 +541,34 @@ static inline void rb_validate_tail(struct rb_cpu_buffer *cpu, u64 w)
 /*
  * Close a writer. A nested one leaves publishing to the writer it
  * interrupted. The outermost publishes up to the write word it reads; a
- * writer that starts after that read is nested in us (committing is still
+ * writer that starts after that read is nested in us (open_count is still
  * non-zero) and so publishes nothing, which the re-check after dropping
- * committing catches. Publishing is idempotent, so overlapping is harmless.
+ * open_count catches. Publishing is idempotent, so overlapping is harmless.
  * The loop ends: each round follows a reservation by an interrupt that
  * arrived within the previous one, and it publishes whatever is there, so
  * nothing is left for a next commit that may never come (an idle CPU, or
  * a CPU buffer swapped into the snapshot).
  */
-static void rb_end_write(struct rb_cpu_buffer *cpu)
+static void rb_end_write(struct rb_cpu_buffer *cpu_buffer)
 {
 	u64 w;
 
-	if (rb_open_count(cpu) > 1) {
-		rb_open_add(cpu, -1);
+	if (rb_open_count(cpu_buffer) > 1) {
+		rb_open_add(cpu_buffer, -1);
 		goto out;
 	}
 	for (;;) {
-		w = rb_write_word(cpu);
-		rb_publish(cpu, w);
-		rb_validate_tail(cpu, w);
-		rb_open_add(cpu, -1);
-		if (likely(rb_write_word(cpu) == w))
+		w = rb_write_word(cpu_buffer);
+		rb_publish(cpu_buffer, w);
+		rb_validate_tail(cpu_buffer, w);
+		rb_open_add(cpu_buffer, -1);
+		if (likely(rb_write_word(cpu_buffer) == w))
 			break;
-		rb_open_add(cpu, 1);
+		rb_open_add(cpu_buffer, 1);
 	}
-	rb_wake_check(cpu);
+	rb_wake_check(cpu_buffer);
 out:
-	rb_recursion_unlock(cpu);
+	rb_recursion_unlock(cpu_buffer);
 	preempt_enable_notrace();
 }
 
@@ -616,28 +577,28 @@ enum rb_time_how { RB_T_FIRST, RB_T_DELTA, RB_T_EXTEND, RB_T_STAMP, RB_T_ABS };
 
 /*
  * How to record the time of an event reserved at write word @w (see "Time
- * stamps" in the design). The stamp record {last_ts, last_end} is read only
+ * stamps" in the design). The stamp record {stamp_ts, stamp_end} is read only
  * by the outermost writer: a nested writer could see it half stored.
  */
-static enum rb_time_how rb_time_how(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu,
+static enum rb_time_how rb_time_how(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu_buffer,
 				    u64 w, u64 ts, u64 *delta)
 {
-	if (rb_abs_mode(cpu, buffer))
+	if (rb_abs_mode(cpu_buffer, buffer))
 		return RB_T_ABS;
 	if (!rb_w_off(w))
 		return RB_T_FIRST;
-	if (rb_open_count(cpu) != 1 || rb_stamp_end(cpu) != w)
+	if (rb_open_count(cpu_buffer) != 1 || rb_stamp_end(cpu_buffer) != w)
 		return RB_T_STAMP;
-	*delta = ts - rb_stamp_ts(cpu);
+	*delta = ts - rb_stamp_ts(cpu_buffer);
 	if (*delta <= RB_DELTA_MASK)
 		return RB_T_DELTA;
 	return *delta <= RB_STAMP_MASK ? RB_T_EXTEND : RB_T_STAMP;
 }
 
 /* The outermost writer keeps time from going backwards. */
-static u64 rb_clock(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu)
+static u64 rb_clock(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu_buffer)
 {
-	bool outermost = rb_open_count(cpu) == 1;
+	bool outermost = rb_open_count(cpu_buffer) == 1;
 	u64 ts, last = 0;
 
 	/*
@@ -646,7 +607,7 @@ static u64 rb_clock(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu)
 	 * fails its cmpxchg anyway).
 	 */
 	if (outermost)
-		last = rb_stamp_ts(cpu);
+		last = rb_stamp_ts(cpu_buffer);
 	barrier();
 	/* An indirect call costs a retpoline: call the default clock directly. */
 	if (IS_ENABLED(CONFIG_MITIGATION_RETPOLINE) && buffer->clock == trace_clock_local)
@@ -661,7 +622,7 @@ static u64 rb_clock(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu)
 }
 
 static struct ring_buffer_event *
-rb_reserve(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu, unsigned int len)
+rb_reserve(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu_buffer, unsigned int len)
 {
 	unsigned int cap = rb_capacity(buffer), bytes = rb_event_bytes(len);
 	struct ring_buffer_event *e;
@@ -673,10 +634,15 @@ rb_reserve(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu, unsigned int 
 	int tries;
 
 	for (tries = 0; tries < RB_RESERVE_TRIES; tries++) {
-		w = rb_write_word(cpu);
+		w = rb_write_word(cpu_buffer);
+		/*
+		 * The clock after the write word: if the cmpxchg below succeeds,
+		 * nothing was reserved between the two, so buffer order is
+		 * clock order.
+		 */
 		barrier();
-		ts = rb_clock(buffer, cpu);
-		how = rb_time_how(buffer, cpu, w, ts, &delta);
+		ts = rb_clock(buffer, cpu_buffer);
+		how = rb_time_how(buffer, cpu_buffer, w, ts, &delta);
 		need = bytes + (how >= RB_T_EXTEND ? RB_LEN_TIME : 0);
 		if (rb_w_off(w) + need > cap) {
 			/*
@@ -686,18 +652,18 @@ rb_reserve(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu, unsigned int 
 			 */
 			if (unlikely(how == RB_T_ABS && need > cap))
 				break;
-			if (!rb_move_tail(buffer, cpu, w))
+			if (!rb_move_tail(buffer, cpu_buffer, w))
 				return NULL;
 			continue;
 		}
-		if (rb_write_cas(cpu, w, w + need))
+		if (rb_write_cas(cpu_buffer, w, w + need))
 			goto reserved;
 	}
-	local_inc(&cpu->dropped_events);
+	local_inc(&cpu_buffer->dropped_events);
 	return NULL;
 
 reserved:
-	page = cpu->subbufs[rb_w_id(w)].page;
+	page = cpu_buffer->subbufs[rb_w_id(w)].page;
 	e = (struct ring_buffer_event *)&page->data[rb_w_off(w)];
 	if (!rb_w_off(w))
 		page->time_stamp = ts;
@@ -707,9 +673,9 @@ reserved:
 		e = (void *)e + RB_LEN_TIME;
 	}
 	rb_put_data_header(e, len, bytes, how == RB_T_DELTA ? delta : 0);
-	rb_sb_events_add(cpu, &cpu->subbufs[rb_w_id(w)], 1);
-	local_add(need, &cpu->entries_bytes);
-	o = &cpu->open[rb_open_count(cpu) - 1];
+	rb_sb_events_add(cpu_buffer, &cpu_buffer->subbufs[rb_w_id(w)], 1);
+	local_add(need, &cpu_buffer->entries_bytes);
+	o = &cpu_buffer->open[rb_open_count(cpu_buffer) - 1];
 	o->ts = ts;
 	o->start = w;
 	o->end = w + need;
@@ -732,14 +698,14 @@ reserved:
 struct ring_buffer_event *
 ring_buffer_lock_reserve(struct trace_buffer *buffer, unsigned long length)
 {
-	struct rb_cpu_buffer *cpu = rb_begin_write(buffer, length);
+	struct rb_cpu_buffer *cpu_buffer = rb_begin_write(buffer, length);
 	struct ring_buffer_event *event;
 
-	if (!cpu)
+	if (!cpu_buffer)
 		return NULL;
-	event = rb_reserve(buffer, cpu, length);
+	event = rb_reserve(buffer, cpu_buffer, length);
 	if (!event)
-		rb_end_write(cpu);	/* nested writers may wait to be published */
+		rb_end_write(cpu_buffer);	/* nested writers may wait to be published */
 	return event;
 }
 EXPORT_SYMBOL_GPL(ring_buffer_lock_reserve);
@@ -752,14 +718,14 @@ EXPORT_SYMBOL_GPL(ring_buffer_lock_reserve);
  */
 int ring_buffer_unlock_commit(struct trace_buffer *buffer)
 {
-	struct rb_cpu_buffer *cpu = buffer->cpus[raw_smp_processor_id()];
-	struct rb_open *o = &cpu->open[rb_open_count(cpu) - 1];
+	struct rb_cpu_buffer *cpu_buffer = buffer->cpus[raw_smp_processor_id()];
+	struct rb_open *o = &cpu_buffer->open[rb_open_count(cpu_buffer) - 1];
 
 	/* Still the last event: later deltas may refer to it. */
-	if (rb_write_word(cpu) == o->end)
-		rb_stamp_set(cpu, o->ts, o->end);
-	local_inc(&cpu->entries);
-	rb_end_write(cpu);
+	if (rb_write_word(cpu_buffer) == o->end)
+		rb_stamp_set(cpu_buffer, o->ts, o->end);
+	local_inc(&cpu_buffer->entries);
+	rb_end_write(cpu_buffer);
 	return 0;
 }
 EXPORT_SYMBOL_GPL(ring_buffer_unlock_commit);
@@ -774,13 +740,13 @@ EXPORT_SYMBOL_GPL(ring_buffer_unlock_commit);
  */
 void ring_buffer_discard_commit(struct trace_buffer *buffer, struct ring_buffer_event *event)
 {
-	struct rb_cpu_buffer *cpu = buffer->cpus[raw_smp_processor_id()];
-	struct rb_open *o = &cpu->open[rb_open_count(cpu) - 1];
-	struct rb_subbuf *sb = &cpu->subbufs[rb_w_id(o->start)];
+	struct rb_cpu_buffer *cpu_buffer = buffer->cpus[raw_smp_processor_id()];
+	struct rb_open *o = &cpu_buffer->open[rb_open_count(cpu_buffer) - 1];
+	struct rb_subbuf *sb = &cpu_buffer->subbufs[rb_w_id(o->start)];
 
-	rb_sb_events_add(cpu, sb, -1);
-	if (rb_write_cas(cpu, o->end, o->start)) {
-		local_sub(rb_w_off(o->end) - rb_w_off(o->start), &cpu->entries_bytes);
+	rb_sb_events_add(cpu_buffer, sb, -1);
+	if (rb_write_cas(cpu_buffer, o->end, o->start)) {
+		local_sub(rb_w_off(o->end) - rb_w_off(o->start), &cpu_buffer->entries_bytes);
 	} else {
 		/* A non-zero delta tells readers this padding has a length. */
 		void *start = &sb->page->data[rb_w_off(o->start)];
@@ -792,7 +758,7 @@ void ring_buffer_discard_commit(struct trace_buffer *buffer, struct ring_buffer_
 		if (!event->time_delta)
 			event->time_delta = 1;
 	}
-	rb_end_write(cpu);
+	rb_end_write(cpu_buffer);
 }
 EXPORT_SYMBOL_GPL(ring_buffer_discard_commit);
 
@@ -810,7 +776,7 @@ int ring_buffer_write(struct trace_buffer *buffer, unsigned long length, void *d
 
 	if (!event)
 		return -EBUSY;
-	memcpy(ring_buffer_event_data(event), data, length);
+	memcpy(rb_event_payload(event), data, length);
 	return ring_buffer_unlock_commit(buffer);
 }
 EXPORT_SYMBOL_GPL(ring_buffer_write);
@@ -825,14 +791,14 @@ EXPORT_SYMBOL_GPL(ring_buffer_write);
  */
 u64 ring_buffer_event_time_stamp(struct trace_buffer *buffer, struct ring_buffer_event *event)
 {
-	int id = raw_smp_processor_id();
+	int cpu = raw_smp_processor_id();
 	long n;
 
-	if (!cpumask_test_cpu(id, buffer->cpumask))
+	if (!cpumask_test_cpu(cpu, buffer->cpumask))
 		return buffer->clock();
-	n = rb_open_count(buffer->cpus[id]);
+	n = rb_open_count(buffer->cpus[cpu]);
 	if (n > 0 && n <= RB_MAX_OPEN)
-		return buffer->cpus[id]->open[n - 1].ts;
+		return buffer->cpus[cpu]->open[n - 1].ts;
 	return buffer->clock();
 }
 
@@ -883,13 +849,13 @@ void rb_set_test_hook(struct trace_buffer *buffer, rb_test_fn fn, void *data)
 EXPORT_SYMBOL_IF_KUNIT(rb_set_test_hook);
 
 /* rb_slot_id() without its test points: the checker runs quiesced. */
-static u32 rb_id_at(struct rb_cpu_buffer *cpu, unsigned int vpos)
+static u32 rb_id_at(struct rb_cpu_buffer *cpu_buffer, unsigned int vpos)
 {
-	u64 h = atomic64_read(&cpu->head);
+	u64 h = atomic64_read(&cpu_buffer->head);
 
-	if (vpos % cpu->nr == rb_vpos_prev(cpu, rb_pair_vpos(h)) % cpu->nr)
+	if (rb_behind_head(cpu_buffer, vpos, h))
 		return rb_pair_id(h);
-	return cpu->slots[vpos % cpu->nr];
+	return cpu_buffer->slots[vpos % cpu_buffer->nr];
 }
 
 /* Walk the committed events of one page; fail on anything malformed. */
@@ -925,34 +891,34 @@ static int rb_check_page(struct rb_page *page, unsigned int from, unsigned int c
  */
 int rb_check_invariants(struct trace_buffer *buffer, int cpu_id)
 {
-	struct rb_cpu_buffer *cpu = buffer->cpus[cpu_id];
+	struct rb_cpu_buffer *cpu_buffer = buffer->cpus[cpu_id];
 	unsigned int cap = rb_capacity(buffer), hv, t, c, v, i;
 	unsigned long *seen;
 	u64 w, h, cw;
 	int ret = 0;
 
-	seen = bitmap_zalloc(cpu->nr + 1, GFP_KERNEL);
+	seen = bitmap_zalloc(cpu_buffer->nr + 1, GFP_KERNEL);
 	if (!seen)
 		return -ENOMEM;
-	raw_spin_lock_irq(&cpu->reader_lock);
-	w = local64_read(&cpu->write);
-	h = atomic64_read(&cpu->head);
+	raw_spin_lock_irq(&cpu_buffer->reader_lock);
+	w = local64_read(&cpu_buffer->write);
+	h = atomic64_read(&cpu_buffer->head);
 	hv = rb_pair_vpos(h);
 	t = rb_w_vpos(w);
-	cw = atomic64_read(&cpu->commit);
+	cw = atomic64_read(&cpu_buffer->commit);
 	c = rb_pair_vpos(cw);
-	if (local_read(&cpu->committing)) {
+	if (local_read(&cpu_buffer->open_count)) {
 		pr_err("ring buffer: invariant: %ld writers open\n",
-		       local_read(&cpu->committing));
+		       local_read(&cpu_buffer->open_count));
 		ret = -EINVAL;
 		goto out;
 	}
 	/* R1: each id in one place. */
-	__set_bit(cpu->reader_id, seen);
-	for (i = 0; i < cpu->nr; i++) {
-		u32 id = rb_id_at(cpu, i);
+	__set_bit(cpu_buffer->reader_id, seen);
+	for (i = 0; i < cpu_buffer->nr; i++) {
+		u32 id = rb_id_at(cpu_buffer, i);
 
-		if (id > cpu->nr || test_and_set_bit(id, seen)) {
+		if (id > cpu_buffer->nr || test_and_set_bit(id, seen)) {
 			pr_err("ring buffer: invariant: id %u in slot %u twice or out of range\n",
 			       id, i);
 			ret = -EINVAL;
@@ -960,22 +926,23 @@ int rb_check_invariants(struct trace_buffer *buffer, int cpu_id)
 		}
 	}
 	/* R4: hv - 1 <= c <= t <= hv + nr - 1. */
-	v = rb_vpos_prev(cpu, hv);
-	if (rb_vpos_dist(cpu, v, c) > rb_vpos_dist(cpu, v, t) ||
-	    rb_vpos_dist(cpu, v, t) > cpu->nr) {
+	v = rb_vpos_prev(cpu_buffer, hv);
+	if (rb_vpos_dist(cpu_buffer, v, c) > rb_vpos_dist(cpu_buffer, v, t) ||
+	    rb_vpos_dist(cpu_buffer, v, t) > cpu_buffer->nr) {
 		pr_err("ring buffer: invariant: order head %u commit %u tail %u\n", hv, c, t);
 		ret = -EINVAL;
 		goto out;
 	}
-	if ((c == v ? cpu->reader_id : rb_id_at(cpu, c)) != rb_pair_id(cw) ||
-	    (t == v ? cpu->reader_id : rb_id_at(cpu, t)) != rb_w_id(w)) {
+	if ((c == v ? cpu_buffer->reader_id : rb_id_at(cpu_buffer, c)) != rb_pair_id(cw) ||
+	    (t == v ? cpu_buffer->reader_id : rb_id_at(cpu_buffer, t)) != rb_w_id(w)) {
 		pr_err("ring buffer: invariant: commit or tail id does not match its slot\n");
 		ret = -EINVAL;
 		goto out;
 	}
-	ret = rb_check_page(cpu->subbufs[cpu->reader_id].page, cpu->read_pos, cap);
-	for (v = hv; !ret && c != rb_vpos_prev(cpu, hv); v = rb_vpos_next(cpu, v)) {
-		struct rb_page *page = cpu->subbufs[rb_id_at(cpu, v)].page;
+	ret = rb_check_page(cpu_buffer->subbufs[cpu_buffer->reader_id].page,
+			    cpu_buffer->read_pos, cap);
+	for (v = hv; !ret && c != rb_vpos_prev(cpu_buffer, hv); v = rb_vpos_next(cpu_buffer, v)) {
+		struct rb_page *page = cpu_buffer->subbufs[rb_id_at(cpu_buffer, v)].page;
 
 		ret = rb_check_page(page, 0, cap);
 		if (v == c)
@@ -987,7 +954,7 @@ int rb_check_invariants(struct trace_buffer *buffer, int cpu_id)
 		}
 	}
 out:
-	raw_spin_unlock_irq(&cpu->reader_lock);
+	raw_spin_unlock_irq(&cpu_buffer->reader_lock);
 	bitmap_free(seen);
 	return ret;
 }

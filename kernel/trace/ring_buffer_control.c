@@ -14,8 +14,8 @@
  *    also hold cpus_read_lock(), so no CPU buffer appears meanwhile; resets
  *    do not, and act only on the CPU buffers they marked as quiesced.
  *    ring_buffer_swap_cpu() takes no lock: it and the control operations
- *    claim a CPU buffer through cpu->ctl (RB_CTL_*) with one cmpxchg.
- *    A writer that an interrupt's swap overtook finds cpu->buffer changed
+ *    claim a CPU buffer through cpu_buffer->ctl (RB_CTL_*) with one cmpxchg.
+ *    A writer that an interrupt's swap overtook finds cpu_buffer->buffer changed
  *    (rb_begin_write()), and the swap refuses while any writer is open.
  *  - Iterators (and later mmap) raise resize_disabled; it is checked again
  *    under the reader locks before anything changes.
@@ -52,23 +52,15 @@ struct rb_ring {
 	struct rb_subbuf	*subbufs;
 };
 
-struct rb_cpu_buffer *rb_cpu(struct trace_buffer *buffer, int cpu)
-{
-	if (cpu < 0 || cpu >= nr_cpu_ids || !cpumask_test_cpu(cpu, buffer->cpumask))
-		return NULL;
-	/* NULL until trace_rb_cpu_prepare() has published it (before the mask). */
-	return READ_ONCE(buffer->cpus[cpu]);
-}
-
 /* The next CPU buffer after CPU *@i, skipping one not yet published. */
 static struct rb_cpu_buffer *rb_next_cpu(struct trace_buffer *buffer, int *i)
 {
-	struct rb_cpu_buffer *c;
+	struct rb_cpu_buffer *cpu_buffer;
 
 	while ((*i = cpumask_next(*i, buffer->cpumask)) < nr_cpu_ids) {
-		c = rb_cpu(buffer, *i);
-		if (c)
-			return c;
+		cpu_buffer = rb_cpu(buffer, *i);
+		if (cpu_buffer)
+			return cpu_buffer;
 	}
 	return NULL;
 }
@@ -142,12 +134,41 @@ fail:
 	return -ENOMEM;
 }
 
-/* Put @ring's arrays into @c and leave the old ones in @ring. */
-static void rb_ring_swap(struct rb_cpu_buffer *c, struct rb_ring *ring)
+/* Put @ring's arrays into @cpu_buffer and leave the old ones in @ring. */
+static void rb_ring_swap(struct rb_cpu_buffer *cpu_buffer, struct rb_ring *ring)
 {
-	swap(c->nr, ring->nr);
-	swap(c->slots, ring->slots);
-	swap(c->subbufs, ring->subbufs);
+	swap(cpu_buffer->nr, ring->nr);
+	swap(cpu_buffer->slots, ring->slots);
+	swap(cpu_buffer->subbufs, ring->subbufs);
+}
+
+/* ---- waiters ---- */
+
+/* Wake every waiter; each one checks its own condition again. */
+static void rb_wake_all(struct rb_waiters *w)
+{
+	WRITE_ONCE(w->pending, false);
+	WRITE_ONCE(w->full_pending, false);
+	WRITE_ONCE(w->full_min, 0);
+	/* Fully ordered: the flags are clear before anyone is woken. */
+	atomic_inc_return(&w->seq);
+	wake_up_all(&w->wait);
+	wake_up_all(&w->full_wait);
+}
+
+static void rb_wakeup_work(struct irq_work *work)
+{
+	rb_wake_all(container_of(work, struct rb_waiters, work));
+}
+
+static void rb_waiters_init(struct rb_waiters *w, bool per_cpu)
+{
+	init_irq_work(&w->work, rb_wakeup_work);
+	init_waitqueue_head(&w->wait);
+	init_waitqueue_head(&w->full_wait);
+	atomic_set(&w->seq, 0);
+	atomic_set(&w->recheck_req, 0);
+	w->per_cpu = per_cpu;
 }
 
 /* ---- per-CPU buffers ---- */
@@ -156,49 +177,56 @@ static struct rb_cpu_buffer *rb_alloc_cpu_buffer(struct trace_buffer *buffer, in
 						 unsigned int nr)
 {
 	struct rb_ring ring = {};
-	struct rb_cpu_buffer *c;
+	struct rb_cpu_buffer *cpu_buffer;
 
-	c = kzalloc_node(ALIGN(sizeof(*c), cache_line_size()), GFP_KERNEL, cpu_to_node(cpu));
-	if (!c)
+	cpu_buffer = kzalloc_node(ALIGN(sizeof(*cpu_buffer), cache_line_size()), GFP_KERNEL,
+				  cpu_to_node(cpu));
+	if (!cpu_buffer)
 		return NULL;
 	if (rb_ring_alloc(&ring, cpu, nr, nr + 1, buffer->subbuf_order)) {
-		kfree(c);
+		kfree(cpu_buffer);
 		return NULL;
 	}
-	c->buffer = buffer;
-	c->cpu = cpu;
-	raw_spin_lock_init(&c->reader_lock);
-	lockdep_set_class(&c->reader_lock, buffer->reader_lock_key);
-	rb_waiters_init(&c->waiters, true);
-	rb_ring_swap(c, &ring);
-	rb_reset_cpu_ring(c);
-	return c;
+	cpu_buffer->buffer = buffer;
+	cpu_buffer->cpu = cpu;
+	raw_spin_lock_init(&cpu_buffer->reader_lock);
+	lockdep_set_class(&cpu_buffer->reader_lock, buffer->reader_lock_key);
+	rb_waiters_init(&cpu_buffer->waiters, true);
+	rb_ring_swap(cpu_buffer, &ring);
+	rb_reset_cpu_ring(cpu_buffer);
+	return cpu_buffer;
 }
 
-static void rb_free_cpu_buffer(struct rb_cpu_buffer *c, unsigned int order)
+static void rb_free_cpu_buffer(struct rb_cpu_buffer *cpu_buffer, unsigned int order)
 {
 	struct rb_ring ring = {};
 
-	irq_work_sync(&c->waiters.work);
-	rb_ring_swap(c, &ring);
+	irq_work_sync(&cpu_buffer->waiters.work);
+	rb_ring_swap(cpu_buffer, &ring);
 	rb_ring_free(&ring, order);
-	if (c->spare)
-		free_pages((unsigned long)c->spare, c->spare_order);
-	kfree(c);
+	if (cpu_buffer->spare)
+		free_pages((unsigned long)cpu_buffer->spare, cpu_buffer->spare_order);
+	kfree(cpu_buffer);
 }
 
 /* ---- quiescing ---- */
 
-/* Claim @c for @state (RB_CTL_*): false if another claim holds it. */
-static bool rb_ctl_claim(struct rb_cpu_buffer *c, int state)
+/* Claim @cpu_buffer for @state (RB_CTL_*): false if another claim holds it. */
+static bool rb_ctl_claim(struct rb_cpu_buffer *cpu_buffer, int state)
 {
-	rb_test_point(c, RB_TP_CONTROL);
-	return atomic_cmpxchg(&c->ctl, RB_CTL_IDLE, state) == RB_CTL_IDLE;
+	rb_test_point(cpu_buffer, RB_TP_CONTROL);
+	return atomic_cmpxchg(&cpu_buffer->ctl, RB_CTL_IDLE, state) == RB_CTL_IDLE;
 }
 
-static bool rb_is_quiesced(struct rb_cpu_buffer *c)
+/* Give a claim back: what it changed is visible to the next claimer. */
+static void rb_ctl_release(struct rb_cpu_buffer *cpu_buffer)
 {
-	return atomic_read(&c->ctl) == RB_CTL_QUIESCED;
+	atomic_set_release(&cpu_buffer->ctl, RB_CTL_IDLE);	/* pairs with rb_ctl_claim() */
+}
+
+static bool rb_is_quiesced(struct rb_cpu_buffer *cpu_buffer)
+{
+	return atomic_read(&cpu_buffer->ctl) == RB_CTL_QUIESCED;
 }
 
 /*
@@ -209,33 +237,33 @@ static bool rb_is_quiesced(struct rb_cpu_buffer *c)
  */
 static void rb_quiesce_cpu(struct trace_buffer *buffer, int i)
 {
-	struct rb_cpu_buffer *c;
+	struct rb_cpu_buffer *cpu_buffer;
 
 	for (;;) {
-		c = rb_cpu(buffer, i);
-		if (!rb_ctl_claim(c, RB_CTL_QUIESCED)) {
+		cpu_buffer = rb_cpu(buffer, i);
+		if (!rb_ctl_claim(cpu_buffer, RB_CTL_QUIESCED)) {
 			cpu_relax();
 			continue;
 		}
-		if (READ_ONCE(buffer->cpus[i]) == c)
+		if (READ_ONCE(buffer->cpus[i]) == cpu_buffer)
 			break;
-		atomic_set(&c->ctl, RB_CTL_IDLE);
+		rb_ctl_release(cpu_buffer);
 	}
-	atomic_inc(&c->record_disabled);
+	atomic_inc(&cpu_buffer->record_disabled);
 }
 
 static void rb_resume_cpus(struct trace_buffer *buffer)
 {
-	struct rb_cpu_buffer *c;
+	struct rb_cpu_buffer *cpu_buffer;
 	int i;
 
-	for (i = -1; (c = rb_next_cpu(buffer, &i)); ) {
-		if (!rb_is_quiesced(c))
+	for (i = -1; (cpu_buffer = rb_next_cpu(buffer, &i)); ) {
+		if (!rb_is_quiesced(cpu_buffer))
 			continue;
-		/* M6: writers that see recording on must see the rebuilt ring. */
+		/* M6, pairs with rb_recording(): recording on shows the rebuilt ring. */
 		smp_mb__before_atomic();
-		atomic_dec(&c->record_disabled);
-		atomic_set_release(&c->ctl, RB_CTL_IDLE);
+		atomic_dec(&cpu_buffer->record_disabled);
+		rb_ctl_release(cpu_buffer);
 	}
 }
 
@@ -246,34 +274,34 @@ static void rb_resume_cpus(struct trace_buffer *buffer)
  */
 static void rb_lock_quiesced(struct trace_buffer *buffer, unsigned long *flags)
 {
-	struct rb_cpu_buffer *c;
+	struct rb_cpu_buffer *cpu_buffer;
 	int i;
 
 	local_irq_save(*flags);
-	for (i = -1; (c = rb_next_cpu(buffer, &i)); )
-		if (rb_is_quiesced(c))
-			raw_spin_lock_nest_lock(&c->reader_lock, &buffer->mutex);
+	for (i = -1; (cpu_buffer = rb_next_cpu(buffer, &i)); )
+		if (rb_is_quiesced(cpu_buffer))
+			raw_spin_lock_nest_lock(&cpu_buffer->reader_lock, &buffer->mutex);
 }
 
 static void rb_unlock_quiesced(struct trace_buffer *buffer, unsigned long flags)
 {
-	struct rb_cpu_buffer *c;
+	struct rb_cpu_buffer *cpu_buffer;
 	int i;
 
-	for (i = -1; (c = rb_next_cpu(buffer, &i)); )
-		if (rb_is_quiesced(c))
-			raw_spin_unlock(&c->reader_lock);
+	for (i = -1; (cpu_buffer = rb_next_cpu(buffer, &i)); )
+		if (rb_is_quiesced(cpu_buffer))
+			raw_spin_unlock(&cpu_buffer->reader_lock);
 	local_irq_restore(flags);
 }
 
 /* Under the reader locks: may the quiesced CPUs be rebuilt? */
 static bool rb_quiesced_busy(struct trace_buffer *buffer)
 {
-	struct rb_cpu_buffer *c;
+	struct rb_cpu_buffer *cpu_buffer;
 	int i;
 
-	for (i = -1; (c = rb_next_cpu(buffer, &i)); )
-		if (rb_is_quiesced(c) && atomic_read(&c->resize_disabled))
+	for (i = -1; (cpu_buffer = rb_next_cpu(buffer, &i)); )
+		if (rb_is_quiesced(cpu_buffer) && atomic_read(&cpu_buffer->resize_disabled))
 			return true;
 	return false;
 }
@@ -281,48 +309,48 @@ static bool rb_quiesced_busy(struct trace_buffer *buffer)
 /* ---- resize ---- */
 
 /* A data sub-buffer dropped by a shrink, counted like an eviction. */
-static void rb_drop_subbuf(struct rb_cpu_buffer *c, struct rb_subbuf *sb)
+static void rb_drop_subbuf(struct rb_cpu_buffer *cpu_buffer, struct rb_subbuf *sb)
 {
-	local_add(local_read(&sb->events), &c->overrun);
-	local_sub(rb_capacity(c->buffer), &c->entries_bytes);
-	local_inc(&c->evicted);
+	local_add(local_read(&sb->events), &cpu_buffer->overrun);
+	local_sub(rb_capacity(cpu_buffer->buffer), &cpu_buffer->entries_bytes);
+	local_inc(&cpu_buffer->subbufs_evicted);
 }
 
 /*
- * Move @c's sub-buffers into @ring's arrays (whose last ids already hold
+ * Move @cpu_buffer's sub-buffers into @ring's arrays (whose last ids already hold
  * the new pages of a growth) in ring order from the head: the reader's
  * becomes id 0, the head id 1 at vpos 0. A shrink drops free sub-buffers
  * first, then the oldest data. Quiesced, under the reader lock, with the
  * commit published up to the tail. The old arrays, with the pages that were
  * dropped, are left in @ring.
  */
-static void rb_rebuild_cpu(struct rb_cpu_buffer *c, struct rb_ring *ring)
+static void rb_rebuild_cpu(struct rb_cpu_buffer *cpu_buffer, struct rb_ring *ring)
 {
-	unsigned int old_nr = c->nr, nr = ring->nr;
-	struct rb_subbuf *old = c->subbufs, *sb = ring->subbufs;
-	u64 w = local64_read(&c->write), nw;
-	unsigned int vpos = rb_pair_vpos(atomic64_read(&c->head));
+	unsigned int old_nr = cpu_buffer->nr, nr = ring->nr;
+	struct rb_subbuf *old = cpu_buffer->subbufs, *sb = ring->subbufs;
+	u64 w = local64_read(&cpu_buffer->write), nw;
+	unsigned int vpos = rb_pair_vpos(atomic64_read(&cpu_buffer->head));
 	unsigned int data, drop, placed, i;
 	u32 id;
 
 	/* Sub-buffers from the head to the tail; none if the reader has the tail. */
-	data = rb_vpos_dist(c, vpos, rb_w_vpos(w)) + 1;
+	data = rb_vpos_dist(cpu_buffer, vpos, rb_w_vpos(w)) + 1;
 	if (data > old_nr)
 		data = 0;
 	drop = data > nr ? data - nr : 0;
 	placed = min(old_nr - drop, nr);
 
 	for (i = 0; i < drop; i++) {
-		rb_drop_subbuf(c, &old[rb_slot_id(c, vpos)]);
-		vpos = rb_vpos_next(c, vpos);
+		rb_drop_subbuf(cpu_buffer, &old[rb_slot_id(cpu_buffer, vpos)]);
+		vpos = rb_vpos_next(cpu_buffer, vpos);
 	}
-	sb[0] = old[c->reader_id];
-	old[c->reader_id].page = NULL;
+	sb[0] = old[cpu_buffer->reader_id];
+	old[cpu_buffer->reader_id].page = NULL;
 	for (i = 1; i <= placed; i++) {
-		id = rb_slot_id(c, vpos);
+		id = rb_slot_id(cpu_buffer, vpos);
 		sb[i] = old[id];
 		old[id].page = NULL;
-		vpos = rb_vpos_next(c, vpos);
+		vpos = rb_vpos_next(cpu_buffer, vpos);
 	}
 	for (i = 0; i < nr; i++)
 		ring->slots[i] = i + 1;
@@ -332,14 +360,15 @@ static void rb_rebuild_cpu(struct rb_cpu_buffer *c, struct rb_ring *ring)
 	else
 		nw = rb_wword(2 * nr - 1, 0, rb_w_off(w));
 	/* The stamp record still describes the last event: keep deltas going. */
-	if (c->last_end == w)
-		c->last_end = nw;
+	if (cpu_buffer->stamp_end == w)
+		cpu_buffer->stamp_end = nw;
 
-	rb_ring_swap(c, ring);
-	c->reader_id = 0;
-	atomic64_set(&c->head, rb_pair(0, nr));
-	local64_set(&c->write, nw);
-	atomic64_set_release(&c->commit, rb_pair(rb_w_vpos(nw), rb_w_id(nw)));
+	rb_ring_swap(cpu_buffer, ring);
+	cpu_buffer->reader_id = 0;
+	atomic64_set(&cpu_buffer->head, rb_pair(0, nr));
+	local64_set(&cpu_buffer->write, nw);
+	/* Quiesced: the release only keeps M2's form for readers to come. */
+	atomic64_set_release(&cpu_buffer->commit, rb_pair(rb_w_vpos(nw), rb_w_id(nw)));
 }
 
 /*
@@ -351,12 +380,12 @@ static void rb_rebuild_cpu(struct rb_cpu_buffer *c, struct rb_ring *ring)
 static int rb_install_rings(struct trace_buffer *buffer, struct rb_ring *rings,
 			    bool rebuild, unsigned int order)
 {
-	struct rb_cpu_buffer *c;
+	struct rb_cpu_buffer *cpu_buffer;
 	unsigned long flags;
 	bool busy;
 	int i;
 
-	for (i = -1; (c = rb_next_cpu(buffer, &i)); )
+	for (i = -1; (cpu_buffer = rb_next_cpu(buffer, &i)); )
 		if (rings[i].subbufs)
 			rb_quiesce_cpu(buffer, i);
 	synchronize_rcu();
@@ -368,15 +397,15 @@ static int rb_install_rings(struct trace_buffer *buffer, struct rb_ring *rings,
 		WRITE_ONCE(buffer->subbuf_size, PAGE_SIZE << order);
 		WRITE_ONCE(buffer->max_data_size, rb_capacity(buffer) - RB_LEN_TIME);
 	}
-	for (i = -1; (c = rb_next_cpu(buffer, &i)); ) {
-		if (busy || !rb_is_quiesced(c))
+	for (i = -1; (cpu_buffer = rb_next_cpu(buffer, &i)); ) {
+		if (busy || !rb_is_quiesced(cpu_buffer))
 			continue;
 		if (rebuild) {
-			rb_publish(c, local64_read(&c->write));
-			rb_rebuild_cpu(c, &rings[i]);
+			rb_publish(cpu_buffer, local64_read(&cpu_buffer->write));
+			rb_rebuild_cpu(cpu_buffer, &rings[i]);
 		} else {
-			rb_ring_swap(c, &rings[i]);
-			rb_reset_cpu_ring(c);
+			rb_ring_swap(cpu_buffer, &rings[i]);
+			rb_reset_cpu_ring(cpu_buffer);
 		}
 	}
 	rb_unlock_quiesced(buffer, flags);
@@ -398,7 +427,7 @@ static int rb_resize_locked(struct trace_buffer *buffer, unsigned long size, int
 {
 	unsigned int order = buffer->subbuf_order;
 	unsigned long nr = rb_nr_for(size, rb_capacity(buffer));
-	struct rb_cpu_buffer *c;
+	struct rb_cpu_buffer *cpu_buffer;
 	struct rb_ring *rings;
 	bool any = false;
 	int i, err = 0;
@@ -408,16 +437,17 @@ static int rb_resize_locked(struct trace_buffer *buffer, unsigned long size, int
 	rings = kcalloc(nr_cpu_ids, sizeof(*rings), GFP_KERNEL);
 	if (!rings)
 		return -ENOMEM;
-	for (i = -1; (c = rb_next_cpu(buffer, &i)); ) {
+	for (i = -1; (cpu_buffer = rb_next_cpu(buffer, &i)); ) {
 		if (cpu_id != RING_BUFFER_ALL_CPUS && i != cpu_id)
 			continue;
-		if (atomic_read(&c->resize_disabled)) {
+		if (atomic_read(&cpu_buffer->resize_disabled)) {
 			err = -EBUSY;
 			break;
 		}
-		if (c->nr == nr)
+		if (cpu_buffer->nr == nr)
 			continue;
-		err = rb_ring_alloc(&rings[i], i, nr, nr > c->nr ? nr - c->nr : 0, order);
+		err = rb_ring_alloc(&rings[i], i, nr,
+				    nr > cpu_buffer->nr ? nr - cpu_buffer->nr : 0, order);
 		if (err)
 			break;
 		any = true;
@@ -476,9 +506,9 @@ EXPORT_SYMBOL_GPL(ring_buffer_resize);
  */
 unsigned long ring_buffer_size(struct trace_buffer *buffer, int cpu)
 {
-	struct rb_cpu_buffer *c = rb_cpu(buffer, cpu);
+	struct rb_cpu_buffer *cpu_buffer = rb_cpu(buffer, cpu);
 
-	return c ? (unsigned long)READ_ONCE(c->nr) * rb_capacity(buffer) : 0;
+	return cpu_buffer ? (unsigned long)READ_ONCE(cpu_buffer->nr) * rb_capacity(buffer) : 0;
 }
 EXPORT_SYMBOL_GPL(ring_buffer_size);
 
@@ -513,7 +543,7 @@ static int rb_order_locked(struct trace_buffer *buffer, unsigned int order)
 	unsigned int old_order = buffer->subbuf_order;
 	unsigned int old_cap = rb_capacity(buffer);
 	unsigned int cap = (PAGE_SIZE << order) - RB_PAGE_HDR;
-	struct rb_cpu_buffer *c;
+	struct rb_cpu_buffer *cpu_buffer;
 	struct rb_ring *rings;
 	int i, err = 0;
 
@@ -522,10 +552,10 @@ static int rb_order_locked(struct trace_buffer *buffer, unsigned int order)
 	rings = kcalloc(nr_cpu_ids, sizeof(*rings), GFP_KERNEL);
 	if (!rings)
 		return -ENOMEM;
-	for (i = -1; (c = rb_next_cpu(buffer, &i)); ) {
-		u64 nr = max_t(u64, DIV_ROUND_UP_ULL((u64)old_cap * c->nr, cap), 2);
+	for (i = -1; (cpu_buffer = rb_next_cpu(buffer, &i)); ) {
+		u64 nr = max_t(u64, DIV_ROUND_UP_ULL((u64)old_cap * cpu_buffer->nr, cap), 2);
 
-		if (atomic_read(&c->resize_disabled))
+		if (atomic_read(&cpu_buffer->resize_disabled))
 			err = -EBUSY;
 		else if (nr > RB_MAX_SUBBUFS)
 			err = -EINVAL;
@@ -577,17 +607,17 @@ EXPORT_SYMBOL_GPL(ring_buffer_subbuf_order_set);
 /* Reset every quiesced CPU buffer. Under buffer->mutex. */
 static void rb_reset_quiesced(struct trace_buffer *buffer)
 {
-	struct rb_cpu_buffer *c;
+	struct rb_cpu_buffer *cpu_buffer;
 	unsigned long flags;
 	int i;
 
 	synchronize_rcu();
-	for (i = -1; (c = rb_next_cpu(buffer, &i)); ) {
-		if (!rb_is_quiesced(c))
+	for (i = -1; (cpu_buffer = rb_next_cpu(buffer, &i)); ) {
+		if (!rb_is_quiesced(cpu_buffer))
 			continue;
-		raw_spin_lock_irqsave(&c->reader_lock, flags);
-		rb_reset_cpu_ring(c);
-		raw_spin_unlock_irqrestore(&c->reader_lock, flags);
+		raw_spin_lock_irqsave(&cpu_buffer->reader_lock, flags);
+		rb_reset_cpu_ring(cpu_buffer);
+		raw_spin_unlock_irqrestore(&cpu_buffer->reader_lock, flags);
 	}
 	rb_resume_cpus(buffer);
 }
@@ -610,11 +640,11 @@ EXPORT_SYMBOL_GPL(ring_buffer_reset_cpu);
 
 static void rb_reset_cpus(struct trace_buffer *buffer, bool online_only)
 {
-	struct rb_cpu_buffer *c;
+	struct rb_cpu_buffer *cpu_buffer;
 	int i;
 
 	mutex_lock(&buffer->mutex);
-	for (i = -1; (c = rb_next_cpu(buffer, &i)); )
+	for (i = -1; (cpu_buffer = rb_next_cpu(buffer, &i)); )
 		if (!online_only || cpu_online(i))
 			rb_quiesce_cpu(buffer, i);
 	rb_reset_quiesced(buffer);
@@ -640,9 +670,9 @@ EXPORT_SYMBOL_GPL(ring_buffer_reset);
 /* ---- snapshot swap ---- */
 
 #ifdef CONFIG_RING_BUFFER_ALLOW_SWAP
-static bool rb_recording_off(struct trace_buffer *buffer, struct rb_cpu_buffer *c)
+static bool rb_recording_off(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu_buffer)
 {
-	return atomic_read(&buffer->record_disabled) || atomic_read(&c->record_disabled);
+	return atomic_read(&buffer->record_disabled) || atomic_read(&cpu_buffer->record_disabled);
 }
 
 /**
@@ -659,58 +689,61 @@ static bool rb_recording_off(struct trace_buffer *buffer, struct rb_cpu_buffer *
  */
 int ring_buffer_swap_cpu(struct trace_buffer *buffer_a, struct trace_buffer *buffer_b, int cpu)
 {
-	struct rb_cpu_buffer *a = rb_cpu(buffer_a, cpu);
-	struct rb_cpu_buffer *b = rb_cpu(buffer_b, cpu);
+	struct rb_cpu_buffer *cpu_buffer_a = rb_cpu(buffer_a, cpu);
+	struct rb_cpu_buffer *cpu_buffer_b = rb_cpu(buffer_b, cpu);
 	int ret = -EBUSY;
 
-	if (!a || !b)
+	if (!cpu_buffer_a || !cpu_buffer_b)
 		return -EINVAL;
-	if (rb_recording_off(buffer_a, a) || rb_recording_off(buffer_b, b))
+	if (rb_recording_off(buffer_a, cpu_buffer_a) || rb_recording_off(buffer_b, cpu_buffer_b))
 		return -EAGAIN;
-	/* Claim both from the control operations (see cpu->ctl). */
-	if (!rb_ctl_claim(a, RB_CTL_SWAPPING))
+	/* Claim both from the control operations (see cpu_buffer->ctl). */
+	if (!rb_ctl_claim(cpu_buffer_a, RB_CTL_SWAPPING))
 		return -EBUSY;
-	if (!rb_ctl_claim(b, RB_CTL_SWAPPING)) {
-		atomic_set(&a->ctl, RB_CTL_IDLE);
+	if (!rb_ctl_claim(cpu_buffer_b, RB_CTL_SWAPPING)) {
+		rb_ctl_release(cpu_buffer_a);
 		return -EBUSY;
 	}
 	/*
 	 * The geometry only now: an order change or resize that held either
 	 * claim may have finished just before ours, and none can start now.
 	 */
-	if (a->nr != b->nr || buffer_a->subbuf_order != buffer_b->subbuf_order) {
-		atomic_set(&a->ctl, RB_CTL_IDLE);
-		atomic_set(&b->ctl, RB_CTL_IDLE);
-		return -EINVAL;
+	if (cpu_buffer_a->nr != cpu_buffer_b->nr ||
+	    buffer_a->subbuf_order != buffer_b->subbuf_order) {
+		ret = -EINVAL;
+		goto release;
 	}
-	atomic_inc(&a->record_disabled);
-	atomic_inc(&b->record_disabled);
-	smp_mb__after_atomic();	/* M6: a writer past its check is seen below */
+	atomic_inc(&cpu_buffer_a->record_disabled);
+	atomic_inc(&cpu_buffer_b->record_disabled);
+	smp_mb__after_atomic();	/* M6: raised before we look at the writers below */
 	/*
 	 * An open writer, or one between its recursion guard and counting
-	 * itself in committing (ctx), or a ring_buffer_nest_start() section
+	 * itself in open_count (ctx), or a ring_buffer_nest_start() section
 	 * (ctx_shift), would end on the other CPU buffer.
 	 */
-	if (local_read(&a->committing) || local_read(&b->committing) ||
-	    a->ctx || b->ctx || a->ctx_shift || b->ctx_shift ||
-	    READ_ONCE(buffer_a->cpus[cpu]) != a || READ_ONCE(buffer_b->cpus[cpu]) != b)
-		goto out;
+	if (local_read(&cpu_buffer_a->open_count) || local_read(&cpu_buffer_b->open_count) ||
+	    cpu_buffer_a->ctx || cpu_buffer_b->ctx ||
+	    cpu_buffer_a->ctx_shift || cpu_buffer_b->ctx_shift ||
+	    READ_ONCE(buffer_a->cpus[cpu]) != cpu_buffer_a ||
+	    READ_ONCE(buffer_b->cpus[cpu]) != cpu_buffer_b)
+		goto enable;
 
-	WRITE_ONCE(buffer_a->cpus[cpu], b);
-	WRITE_ONCE(buffer_b->cpus[cpu], a);
-	WRITE_ONCE(a->buffer, buffer_b);
-	WRITE_ONCE(b->buffer, buffer_a);
+	WRITE_ONCE(buffer_a->cpus[cpu], cpu_buffer_b);
+	WRITE_ONCE(buffer_b->cpus[cpu], cpu_buffer_a);
+	WRITE_ONCE(cpu_buffer_a->buffer, buffer_b);
+	WRITE_ONCE(cpu_buffer_b->buffer, buffer_a);
 	/* Waiters sleep on the moved buffers: let them look again. */
-	irq_work_queue(&a->waiters.work);
-	irq_work_queue(&b->waiters.work);
+	irq_work_queue(&cpu_buffer_a->waiters.work);
+	irq_work_queue(&cpu_buffer_b->waiters.work);
 	ret = 0;
-out:
-	/* Writers that see recording on must see the new pointers. */
+enable:
+	/* M6, pairs with rb_recording(): recording on shows the new pointers. */
 	smp_mb__before_atomic();
-	atomic_dec(&a->record_disabled);
-	atomic_dec(&b->record_disabled);
-	atomic_set_release(&a->ctl, RB_CTL_IDLE);
-	atomic_set_release(&b->ctl, RB_CTL_IDLE);
+	atomic_dec(&cpu_buffer_a->record_disabled);
+	atomic_dec(&cpu_buffer_b->record_disabled);
+release:
+	rb_ctl_release(cpu_buffer_a);
+	rb_ctl_release(cpu_buffer_b);
 	return ret;
 }
 EXPORT_SYMBOL_GPL(ring_buffer_swap_cpu);
@@ -796,10 +829,10 @@ bool ring_buffer_record_is_set_on(struct trace_buffer *buffer)
  */
 void ring_buffer_record_disable_cpu(struct trace_buffer *buffer, int cpu)
 {
-	struct rb_cpu_buffer *c = rb_cpu(buffer, cpu);
+	struct rb_cpu_buffer *cpu_buffer = rb_cpu(buffer, cpu);
 
-	if (c)
-		atomic_inc(&c->record_disabled);
+	if (cpu_buffer)
+		atomic_inc(&cpu_buffer->record_disabled);
 }
 EXPORT_SYMBOL_GPL(ring_buffer_record_disable_cpu);
 
@@ -810,10 +843,10 @@ EXPORT_SYMBOL_GPL(ring_buffer_record_disable_cpu);
  */
 void ring_buffer_record_enable_cpu(struct trace_buffer *buffer, int cpu)
 {
-	struct rb_cpu_buffer *c = rb_cpu(buffer, cpu);
+	struct rb_cpu_buffer *cpu_buffer = rb_cpu(buffer, cpu);
 
-	if (c)
-		atomic_dec(&c->record_disabled);
+	if (cpu_buffer)
+		atomic_dec(&cpu_buffer->record_disabled);
 }
 EXPORT_SYMBOL_GPL(ring_buffer_record_enable_cpu);
 
@@ -840,31 +873,32 @@ EXPORT_SYMBOL_GPL(ring_buffer_change_overwrite);
 /* A writer-side counter of @cpu's buffer, at @off in struct rb_cpu_buffer. */
 static unsigned long rb_counter(struct trace_buffer *buffer, int cpu, size_t off)
 {
-	struct rb_cpu_buffer *c = rb_cpu(buffer, cpu);
+	struct rb_cpu_buffer *cpu_buffer = rb_cpu(buffer, cpu);
 
-	return c ? local_read((local_t *)((char *)c + off)) : 0;
+	return cpu_buffer ? local_read((local_t *)((char *)cpu_buffer + off)) : 0;
 }
 
-static unsigned long rb_entries(struct rb_cpu_buffer *c)
+static unsigned long rb_entries(struct rb_cpu_buffer *cpu_buffer)
 {
-	return local_read(&c->entries) - local_read(&c->overrun) - READ_ONCE(c->read);
+	return local_read(&cpu_buffer->entries) - local_read(&cpu_buffer->overrun) -
+	       READ_ONCE(cpu_buffer->read_events);
 }
 
-static unsigned long rb_overrun(struct rb_cpu_buffer *c)
+static unsigned long rb_overrun(struct rb_cpu_buffer *cpu_buffer)
 {
-	return local_read(&c->overrun);
+	return local_read(&cpu_buffer->overrun);
 }
 
 /* @get summed over the CPU buffers: not a snapshot, writers run meanwhile. */
 static unsigned long rb_sum(struct trace_buffer *buffer,
-			    unsigned long (*get)(struct rb_cpu_buffer *c))
+			    unsigned long (*get)(struct rb_cpu_buffer *cpu_buffer))
 {
-	struct rb_cpu_buffer *c;
+	struct rb_cpu_buffer *cpu_buffer;
 	unsigned long sum = 0;
 	int i;
 
-	for (i = -1; (c = rb_next_cpu(buffer, &i)); )
-		sum += get(c);
+	for (i = -1; (cpu_buffer = rb_next_cpu(buffer, &i)); )
+		sum += get(cpu_buffer);
 	return sum;
 }
 
@@ -877,9 +911,9 @@ static unsigned long rb_sum(struct trace_buffer *buffer,
  */
 unsigned long ring_buffer_entries_cpu(struct trace_buffer *buffer, int cpu)
 {
-	struct rb_cpu_buffer *c = rb_cpu(buffer, cpu);
+	struct rb_cpu_buffer *cpu_buffer = rb_cpu(buffer, cpu);
 
-	return c ? rb_entries(c) : 0;
+	return cpu_buffer ? rb_entries(cpu_buffer) : 0;
 }
 EXPORT_SYMBOL_GPL(ring_buffer_entries_cpu);
 
@@ -955,9 +989,9 @@ EXPORT_SYMBOL_GPL(ring_buffer_dropped_events_cpu);
  */
 unsigned long ring_buffer_read_events_cpu(struct trace_buffer *buffer, int cpu)
 {
-	struct rb_cpu_buffer *c = rb_cpu(buffer, cpu);
+	struct rb_cpu_buffer *cpu_buffer = rb_cpu(buffer, cpu);
 
-	return c ? READ_ONCE(c->read) : 0;
+	return cpu_buffer ? READ_ONCE(cpu_buffer->read_events) : 0;
 }
 EXPORT_SYMBOL_GPL(ring_buffer_read_events_cpu);
 
@@ -970,28 +1004,24 @@ EXPORT_SYMBOL_GPL(ring_buffer_read_events_cpu);
  */
 unsigned long ring_buffer_bytes_cpu(struct trace_buffer *buffer, int cpu)
 {
-	struct rb_cpu_buffer *c = rb_cpu(buffer, cpu);
+	struct rb_cpu_buffer *cpu_buffer = rb_cpu(buffer, cpu);
 
-	return c ? local_read(&c->entries_bytes) - READ_ONCE(c->read_bytes) : 0;
+	if (!cpu_buffer)
+		return 0;
+	return local_read(&cpu_buffer->entries_bytes) - READ_ONCE(cpu_buffer->read_bytes);
 }
 EXPORT_SYMBOL_GPL(ring_buffer_bytes_cpu);
 
 /* Under the reader lock: the time of the oldest unread event, or 0. */
-static u64 rb_oldest_ts(struct rb_cpu_buffer *c)
+static u64 rb_oldest_ts(struct rb_cpu_buffer *cpu_buffer)
 {
-	u32 commit = rb_commit_id(c), id;
-	struct rb_page *page;
+	u32 id;
 
-	if (rb_page_len(c->subbufs[c->reader_id].page) > c->read_pos)
-		return c->read_stamp;
-	/* Beyond a used-up reader page the data starts at the head. */
-	if (commit == c->reader_id)
+	if (!rb_unread(cpu_buffer, &id))
 		return 0;
-	id = rb_slot_id(c, rb_pair_vpos(atomic64_read_acquire(&c->head)));
-	page = c->subbufs[id].page;
-	if (id == commit && !rb_page_len(page))
-		return 0;
-	return READ_ONCE(page->time_stamp);
+	if (id == cpu_buffer->reader_id)
+		return cpu_buffer->read_stamp;
+	return READ_ONCE(cpu_buffer->subbufs[id].page->time_stamp);
 }
 
 /**
@@ -1003,15 +1033,15 @@ static u64 rb_oldest_ts(struct rb_cpu_buffer *c)
  */
 u64 ring_buffer_oldest_event_ts(struct trace_buffer *buffer, int cpu)
 {
-	struct rb_cpu_buffer *c = rb_cpu(buffer, cpu);
+	struct rb_cpu_buffer *cpu_buffer = rb_cpu(buffer, cpu);
 	unsigned long flags;
 	u64 ts;
 
-	if (!c)
+	if (!cpu_buffer)
 		return 0;
-	raw_spin_lock_irqsave(&c->reader_lock, flags);
-	ts = rb_oldest_ts(c);
-	raw_spin_unlock_irqrestore(&c->reader_lock, flags);
+	raw_spin_lock_irqsave(&cpu_buffer->reader_lock, flags);
+	ts = rb_oldest_ts(cpu_buffer);
+	raw_spin_unlock_irqrestore(&cpu_buffer->reader_lock, flags);
 	return ts;
 }
 EXPORT_SYMBOL_GPL(ring_buffer_oldest_event_ts);
@@ -1019,9 +1049,9 @@ EXPORT_SYMBOL_GPL(ring_buffer_oldest_event_ts);
 /* Sub-buffers the writer has filled and left that the reader has not taken. */
 size_t ring_buffer_nr_dirty_pages(struct trace_buffer *buffer, int cpu)
 {
-	struct rb_cpu_buffer *c = rb_cpu(buffer, cpu);
+	struct rb_cpu_buffer *cpu_buffer = rb_cpu(buffer, cpu);
 
-	return c ? rb_dirty(c) : 0;
+	return cpu_buffer ? rb_dirty(cpu_buffer) : 0;
 }
 
 /* ---- clocks ---- */
@@ -1075,42 +1105,38 @@ bool ring_buffer_time_stamp_abs(struct trace_buffer *buffer)
 	return READ_ONCE(buffer->time_stamp_abs);
 }
 
+/**
+ * ring_buffer_max_event_size - the largest payload a reservation accepts
+ * @buffer: the ring buffer
+ *
+ * Return: the payload bytes; 8 fewer in absolute time stamp mode, where
+ * every event carries a TIME_STAMP.
+ */
+unsigned long ring_buffer_max_event_size(struct trace_buffer *buffer)
+{
+	return rb_max_payload(buffer, ring_buffer_time_stamp_abs(buffer));
+}
+EXPORT_SYMBOL_GPL(ring_buffer_max_event_size);
+
 /* ---- waiting and waking ---- */
 
-/* Wake every waiter; each one checks its own condition again. */
-static void rb_wake_all(struct rb_waiters *w)
-{
-	WRITE_ONCE(w->pending, false);
-	WRITE_ONCE(w->full_pending, false);
-	WRITE_ONCE(w->full_min, 0);
-	/* Fully ordered: the flags are clear before anyone is woken. */
-	atomic_inc_return(&w->seq);
-	wake_up_all(&w->wait);
-	wake_up_all(&w->full_wait);
-}
-
-void rb_wakeup_work(struct irq_work *work)
-{
-	rb_wake_all(container_of(work, struct rb_waiters, work));
-}
-
 /*
- * Has @c (or, if NULL, any CPU of @buffer) what a waiter for @full wants?
+ * Has @cpu_buffer (or, if NULL, any CPU of @buffer) what a waiter for @full wants?
  * A CPU buffer moved by a swap is asked through the buffer it is in now.
  */
-static bool rb_has_data(struct trace_buffer *buffer, struct rb_cpu_buffer *c, int full)
+static bool rb_has_data(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu_buffer, int full)
 {
 	unsigned long flags;
 	bool hit;
 
-	if (!c)
+	if (!cpu_buffer)
 		return !ring_buffer_empty(buffer);
 	if (!full)
-		return !ring_buffer_empty_cpu(READ_ONCE(c->buffer), c->cpu);
+		return !ring_buffer_empty_cpu(READ_ONCE(cpu_buffer->buffer), cpu_buffer->cpu);
 	/* The reader lock keeps the pages it reads from a resize. */
-	raw_spin_lock_irqsave(&c->reader_lock, flags);
-	hit = rb_watermark_hit(c, full);
-	raw_spin_unlock_irqrestore(&c->reader_lock, flags);
+	raw_spin_lock_irqsave(&cpu_buffer->reader_lock, flags);
+	hit = rb_watermark_hit(cpu_buffer, full);
+	raw_spin_unlock_irqrestore(&cpu_buffer->reader_lock, flags);
 	return hit;
 }
 
@@ -1133,15 +1159,15 @@ static void rb_set_pending(struct rb_waiters *w, int full)
 /* Would a writer have woken @w's waiters? Used by the recheck. */
 static bool rb_waiters_hit(struct rb_waiters *w)
 {
-	struct rb_cpu_buffer *c;
+	struct rb_cpu_buffer *cpu_buffer;
 
 	if (!w->per_cpu)
 		return READ_ONCE(w->pending) &&
 		       rb_has_data(container_of(w, struct trace_buffer, waiters), NULL, 0);
-	c = container_of(w, struct rb_cpu_buffer, waiters);
-	if (READ_ONCE(w->pending) && rb_has_data(NULL, c, 0))
+	cpu_buffer = container_of(w, struct rb_cpu_buffer, waiters);
+	if (READ_ONCE(w->pending) && rb_has_data(NULL, cpu_buffer, 0))
 		return true;
-	return READ_ONCE(w->full_pending) && rb_has_data(NULL, c, READ_ONCE(w->full_min));
+	return READ_ONCE(w->full_pending) && rb_has_data(NULL, cpu_buffer, READ_ONCE(w->full_min));
 }
 
 static void rb_recheck_fn(struct rcu_head *head);
@@ -1170,28 +1196,22 @@ static void rb_request_recheck(struct rb_waiters *w)
 		rb_queue_recheck(w);
 }
 
-void rb_waiters_init(struct rb_waiters *w, bool per_cpu)
-{
-	init_irq_work(&w->work, rb_wakeup_work);
-	init_waitqueue_head(&w->wait);
-	init_waitqueue_head(&w->full_wait);
-	atomic_set(&w->seq, 0);
-	atomic_set(&w->recheck_req, 0);
-	w->per_cpu = per_cpu;
-}
-
 /* Waiting ends once the rechecks queued for it have run. */
 static void rb_waiters_sync(struct rb_waiters *w)
 {
 	irq_work_sync(&w->work);
-	/* A recheck may queue another while rcu_barrier() runs. */
+	/*
+	 * A recheck may queue another while rcu_barrier() runs. The acquire
+	 * pairs with rb_recheck_fn()'s atomic_sub_return(): a zero count
+	 * means the last callback is done with @w.
+	 */
 	while (atomic_read_acquire(&w->recheck_req))
 		rcu_barrier();
 }
 
 struct rb_wait {
 	struct trace_buffer	*buffer;
-	struct rb_cpu_buffer	*c;		/* NULL: any CPU */
+	struct rb_cpu_buffer	*cpu_buffer;	/* NULL: any CPU */
 	struct rb_waiters	*w;
 	int			cpu;
 	int			full;
@@ -1202,16 +1222,17 @@ struct rb_wait {
 
 static bool rb_wait_cond(struct rb_wait *wt)
 {
-	if (wt->c && rb_cpu(wt->buffer, wt->cpu) != wt->c)
+	if (wt->cpu_buffer && rb_cpu(wt->buffer, wt->cpu) != wt->cpu_buffer)
 		return true;	/* swapped away: the caller must look again */
-	if (rb_has_data(wt->buffer, wt->c, wt->full))
+	if (rb_has_data(wt->buffer, wt->cpu_buffer, wt->full))
 		return true;
+	/* The acquire pairs with rb_wake_all()'s atomic_inc_return(). */
 	if (wt->cond ? wt->cond(wt->data) : atomic_read_acquire(&wt->w->seq) != wt->seq)
 		return true;
 	rb_set_pending(wt->w, wt->full);
 	/* M7: the flag is visible before we look; writers may miss it anyway. */
 	smp_mb();
-	if (rb_has_data(wt->buffer, wt->c, wt->full))
+	if (rb_has_data(wt->buffer, wt->cpu_buffer, wt->full))
 		return true;
 	rb_request_recheck(wt->w);
 	return false;
@@ -1237,13 +1258,13 @@ int ring_buffer_wait(struct trace_buffer *buffer, int cpu, int full,
 	};
 
 	if (cpu != RING_BUFFER_ALL_CPUS) {
-		wt.c = rb_cpu(buffer, cpu);
-		if (!wt.c)
+		wt.cpu_buffer = rb_cpu(buffer, cpu);
+		if (!wt.cpu_buffer)
 			return -ENODEV;
-		wt.w = &wt.c->waiters;
+		wt.w = &wt.cpu_buffer->waiters;
 		wt.full = full;
 	}
-	wt.seq = atomic_read_acquire(&wt.w->seq);
+	wt.seq = atomic_read_acquire(&wt.w->seq);	/* as in rb_wait_cond() */
 	if (wt.full)
 		return wait_event_interruptible(wt.w->full_wait, rb_wait_cond(&wt));
 	return wait_event_interruptible(wt.w->wait, rb_wait_cond(&wt));
@@ -1264,20 +1285,20 @@ __poll_t ring_buffer_poll_wait(struct trace_buffer *buffer, int cpu,
 			       struct file *filp, poll_table *poll_table, int full)
 {
 	struct rb_waiters *w = &buffer->waiters;
-	struct rb_cpu_buffer *c = NULL;
+	struct rb_cpu_buffer *cpu_buffer = NULL;
 
 	if (cpu != RING_BUFFER_ALL_CPUS) {
-		c = rb_cpu(buffer, cpu);
-		if (!c)
+		cpu_buffer = rb_cpu(buffer, cpu);
+		if (!cpu_buffer)
 			return EPOLLERR;
-		w = &c->waiters;
+		w = &cpu_buffer->waiters;
 	} else {
 		full = 0;
 	}
 	poll_wait(filp, full ? &w->full_wait : &w->wait, poll_table);
 	rb_set_pending(w, full);
 	smp_mb();	/* M7, as in rb_wait_cond() */
-	if (rb_has_data(buffer, c, full))
+	if (rb_has_data(buffer, cpu_buffer, full))
 		return EPOLLIN | EPOLLRDNORM;
 	rb_request_recheck(w);
 	return 0;
@@ -1293,19 +1314,19 @@ __poll_t ring_buffer_poll_wait(struct trace_buffer *buffer, int cpu,
  */
 void ring_buffer_wake_waiters(struct trace_buffer *buffer, int cpu)
 {
-	struct rb_cpu_buffer *c;
+	struct rb_cpu_buffer *cpu_buffer;
 	int i;
 
 	if (!buffer)
 		return;
 	if (cpu != RING_BUFFER_ALL_CPUS) {
-		c = rb_cpu(buffer, cpu);
-		if (c)
-			irq_work_queue(&c->waiters.work);
+		cpu_buffer = rb_cpu(buffer, cpu);
+		if (cpu_buffer)
+			irq_work_queue(&cpu_buffer->waiters.work);
 		return;
 	}
-	for (i = -1; (c = rb_next_cpu(buffer, &i)); )
-		irq_work_queue(&c->waiters.work);
+	for (i = -1; (cpu_buffer = rb_next_cpu(buffer, &i)); )
+		irq_work_queue(&cpu_buffer->waiters.work);
 	irq_work_queue(&buffer->waiters.work);
 }
 
@@ -1336,7 +1357,6 @@ struct trace_buffer *__ring_buffer_alloc(unsigned long size, unsigned int flags,
 		goto fail_free;
 
 	buffer->flags = flags;
-	buffer->cpus_nr = nr_cpu_ids;
 	buffer->reader_lock_key = key;
 	buffer->clock = trace_clock_local;
 	buffer->subbuf_order = 0;
@@ -1402,26 +1422,26 @@ EXPORT_SYMBOL_GPL(ring_buffer_free);
 int trace_rb_cpu_prepare(unsigned int cpu, struct hlist_node *node)
 {
 	struct trace_buffer *buffer = container_of(node, struct trace_buffer, node);
-	struct rb_cpu_buffer *c;
+	struct rb_cpu_buffer *cpu_buffer;
 	unsigned int nr = 0;
 	int i;
 
 	if (cpumask_test_cpu(cpu, buffer->cpumask))
 		return 0;
-	for (i = -1; (c = rb_next_cpu(buffer, &i)); ) {
-		if (nr && c->nr != nr) {
+	for (i = -1; (cpu_buffer = rb_next_cpu(buffer, &i)); ) {
+		if (nr && cpu_buffer->nr != nr) {
 			nr = 2;
 			break;
 		}
-		nr = c->nr;
+		nr = cpu_buffer->nr;
 	}
-	c = rb_alloc_cpu_buffer(buffer, cpu, max(nr, 2U));
-	if (!c) {
+	cpu_buffer = rb_alloc_cpu_buffer(buffer, cpu, max(nr, 2U));
+	if (!cpu_buffer) {
 		pr_warn("ring buffer: no memory for the buffer of CPU %u\n", cpu);
 		return -ENOMEM;
 	}
-	WRITE_ONCE(buffer->cpus[cpu], c);
-	smp_wmb();	/* rb_cpu(): the buffer is complete once the CPU is in the mask */
+	WRITE_ONCE(buffer->cpus[cpu], cpu_buffer);
+	smp_wmb();	/* the pointer before the mask bit rb_cpu() tests first */
 	cpumask_set_cpu(cpu, buffer->cpumask);
 	return 0;
 }

@@ -567,8 +567,8 @@ static void rbi_write(struct rbi_run *r, unsigned int len, bool discard)
  */
 static unsigned int rbi_fill_len(struct rbi_run *r)
 {
-	struct rb_cpu_buffer *cpu = r->buffer->cpus[r->cpu];
-	unsigned int room = rb_capacity(r->buffer) - rb_w_off(local64_read(&cpu->write));
+	struct rb_cpu_buffer *cpu_buffer = r->buffer->cpus[r->cpu];
+	unsigned int room = rb_capacity(r->buffer) - rb_w_off(local64_read(&cpu_buffer->write));
 	unsigned int want;
 
 	if (room < 16 + RB_LEN_TIME)
@@ -593,7 +593,7 @@ static unsigned long rbi_size(const struct rbi_scenario *sc)
  */
 static void rbi_swap(struct rbi_run *r)
 {
-	long open = local_read(&r->buffer->cpus[r->cpu]->committing);
+	long open = local_read(&r->buffer->cpus[r->cpu]->open_count);
 	int ret = ring_buffer_swap_cpu(r->buffer, r->twin, r->cpu);
 
 	if (ret == -ENODEV)
@@ -1195,7 +1195,7 @@ static void rbi_ninth_nested(struct kunit *test)
 static void rbi_stop_on_broken(struct kunit *test)
 {
 	struct trace_buffer *buffer;
-	struct rb_cpu_buffer *cpu;
+	struct rb_cpu_buffer *cpu_buffer;
 	unsigned long lost = 0;
 	u64 *data, ts;
 	int c, i;
@@ -1212,7 +1212,7 @@ static void rbi_stop_on_broken(struct kunit *test)
 	c = raw_smp_processor_id();
 	preempt_enable();
 	KUNIT_ASSERT_EQ(test, 0, set_cpus_allowed_ptr(current, cpumask_of(c)));
-	cpu = buffer->cpus[c];
+	cpu_buffer = buffer->cpus[c];
 	/* Two full sub-buffers of two events each; read the first. */
 	for (i = 0; i < 4; i++) {
 		data[0] = i;
@@ -1221,8 +1221,8 @@ static void rbi_stop_on_broken(struct kunit *test)
 	}
 	for (i = 0; i < 2; i++)
 		KUNIT_ASSERT_NOT_NULL(test, ring_buffer_consume(buffer, c, &ts, &lost));
-	x = cpu->slots[rb_pair_vpos(atomic64_read(&cpu->head)) % cpu->nr];
-	cpu->subbufs[x].events_before = 0;
+	x = cpu_buffer->slots[rb_pair_vpos(atomic64_read(&cpu_buffer->head)) % cpu_buffer->nr];
+	cpu_buffer->subbufs[x].events_before = 0;
 	KUNIT_EXPECT_NOT_NULL(test, ring_buffer_consume(buffer, c, &ts, &lost));
 	KUNIT_EXPECT_EQ(test, lost, 0UL);
 	KUNIT_EXPECT_EQ(test, -EBUSY, ring_buffer_write(buffer, 8, data));

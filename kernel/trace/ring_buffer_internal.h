@@ -1,27 +1,71 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Structures shared by the ring buffer's files. The design, the invariants
- * R1-R5 and the memory-ordering pairs M1-M7 referred to in comments are in
- * Documentation/trace/ring-buffer-design.rst.
+ * What the ring buffer's files share: the sub-buffer and event format, the
+ * structures, and the accessors of state that writers and readers share.
+ * The files form layers, each using only this header and the layers below:
+ *
+ *   ring_buffer_internal.h   format, structures, accessors (static inlines)
+ *   ring_buffer.c            the ring: write path, publish, the reader's swap
+ *   ring_buffer_read.c       consuming reads, iterators, page reads
+ *   ring_buffer_control.c    allocation, resize, reset, swap, stats, waiting
  *
  * A per-CPU buffer is an array of sub-buffer descriptors indexed by a small
- * id, and a ring of slots holding ids in the order the writer fills them.
- * Writers on one CPU share two packed words:
+ * id, and a ring of nr slots holding ids in the order the writer fills
+ * them. vpos is a slot position counted modulo 2 * nr, so that a full ring
+ * and an empty one differ. Three packed words describe the ring:
  *
- *   write:  vpos:22 | id:22 | offset:20   (local64_t, this CPU's writers only)
- *   head:   vpos:22 | behind:22           (atomic64_t, writers and the reader)
+ *   write:  vpos:22 | id:22 | offset:20   (local64_t, this CPU's writers)
+ *   head:   vpos:22 | behind:22           (atomic64_t, writers and reader)
  *   commit: vpos:22 | id:22               (atomic64_t, the outermost writer
  *                                          stores it, everyone reads it)
  *
- * vpos is a slot position counted modulo 2 * nr, so that a full ring and an
- * empty one differ. Every change of either word is a cmpxchg of the whole
- * word, so one compare decides every race between a writer, a nested writer
- * and the reader; no flag bits live in pointers.
+ * Each changes only as a whole word, so one compare decides every race
+ * between a writer, a nested writer and the reader; no flag bits live in
+ * pointers. With hv, c and t the vpos of head, commit and write:
+ *
+ * R1  Every id is the reader's or in exactly one slot. The slot at hv - 1
+ *     holds head.behind whatever slots[] says there (rb_slot_id()).
+ * R2  Only the reader changes which id sits in a slot, and only at the head.
+ *     Every other store to slots[] writes the id R1 already gives it.
+ * R3  The head moves only by a cmpxchg of the head word, one slot at a
+ *     time: a reader swap or an eviction. The winner owns that sub-buffer.
+ * R4  hv - 1 <= c <= t <= hv + nr - 1. Sub-buffers from hv to c hold
+ *     committed data (c's own may hold none yet); every one before c is
+ *     closed and not empty.
+ * R5  Only the outermost writer of a CPU moves its commit point, when it
+ *     ends (rb_end_write()): it stands still while a nested writer is open.
+ *
+ * The memory-ordering pairs, each named where its barrier is:
+ *
+ * M1  rb_len_set(): bytes, smp_wmb(), length  /  rb_page_len(): length,
+ *     smp_rmb(), bytes.
+ * M2  rb_commit_set(): release of the commit word  /  rb_commit_word():
+ *     acquire; the lengths and events_before published before it are seen.
+ * M3  Whoever moves the head settles the slot behind it (stores the id R1
+ *     gives it) before its cmpxchg; the acquire in rb_head_word() pairs
+ *     with that cmpxchg, so a new head comes with its settled slot.
+ * M4  The head's cmpxchg is fully ordered for both the evictor and the
+ *     reader; exactly one wins a head value.
+ * M5  rb_sb_enter(): gen++, smp_wmb(), then the sub-buffer is written  /
+ *     the iterator: acquire of gen, copy, smp_rmb(), gen again.
+ * M6  Control: record_disabled is raised before a CPU buffer is rebuilt
+ *     or swapped and lowered after, with a release (rb_resume_cpus(),
+ *     ring_buffer_swap_cpu()); writers test it with an acquire and
+ *     preemption off (rb_recording()). A grace period after the raise no
+ *     writer is left; the swap, on its CPU with interrupts off, instead
+ *     refuses while one has counted itself open.
+ * M7  Wake-ups: a writer publishes, then reads the waiters' flags; a waiter
+ *     sets its flag, smp_mb(), checks, and asks for a recheck after a grace
+ *     period (rb_wait_cond()).
+ *
+ * Writers of one CPU nest strictly, so between them barrier() is enough.
+ * The arguments are in Documentation/trace/ring-buffer-design.rst.
  */
 #ifndef _RING_BUFFER_INTERNAL_H
 #define _RING_BUFFER_INTERNAL_H
 
 #include <linux/ring_buffer.h>
+#include <linux/cpumask.h>
 #include <linux/irq_work.h>
 #include <linux/spinlock.h>
 #include <linux/mutex.h>
@@ -61,6 +105,85 @@ struct rb_page {
 #define RB_MISSED_STORED	BIT(30)
 #define RB_MISSED_MASK		(RB_MISSED_EVENTS | RB_MISSED_STORED)
 #define RB_MAX_ORDER		7
+
+static inline bool rb_is_data(struct ring_buffer_event *event)
+{
+	return event->type_len <= RINGBUF_TYPE_DATA_TYPE_LEN_MAX;
+}
+
+/*
+ * Bytes an event of @len payload bytes takes, header included. Payloads
+ * above RB_SMALL_MAX (all of them where 8-byte alignment is forced) carry
+ * their length in array[0]. A 12-byte event becomes 16, so that it can
+ * always be rewritten as a time event plus the smallest padding.
+ */
+static inline unsigned int rb_event_bytes(unsigned int len)
+{
+	unsigned int bytes;
+
+	len = max(len, 1U);
+	if (RB_FORCE_8 || len > RB_SMALL_MAX)
+		return ALIGN(len + 2 * RB_EVENT_HDR, RB_ARCH_ALIGN);
+	bytes = ALIGN(len + RB_EVENT_HDR, 4);
+	return bytes == 12 ? 16 : bytes;
+}
+
+/* Bytes @event takes on its sub-buffer; 0 ends a sub-buffer's events. */
+static inline unsigned int rb_event_size(struct ring_buffer_event *event)
+{
+	switch (event->type_len) {
+	case RINGBUF_TYPE_PADDING:
+		return event->time_delta ? event->array[0] + RB_EVENT_HDR : 0;
+	case RINGBUF_TYPE_TIME_EXTEND:
+	case RINGBUF_TYPE_TIME_STAMP:
+		return RB_LEN_TIME;
+	case 0:
+		return event->array[0] + RB_EVENT_HDR;
+	default:
+		return event->type_len * 4 + RB_EVENT_HDR;
+	}
+}
+
+/* A TIME_STAMP's 59 bits; the bits above come from its sub-buffer's stamp. */
+static inline u64 rb_event_stamp(struct rb_page *page, struct ring_buffer_event *event)
+{
+	u64 low = ((u64)event->array[0] << RB_DELTA_BITS) | event->time_delta;
+
+	return (low & RB_STAMP_MASK) | (READ_ONCE(page->time_stamp) & ~RB_STAMP_MASK);
+}
+
+/*
+ * The running time after @event on @page, given the time @ts before it.
+ * A padding's delta only marks it as having a length: it adds no time.
+ */
+static inline u64 rb_time_after(struct rb_page *page, struct ring_buffer_event *event, u64 ts)
+{
+	switch (event->type_len) {
+	case RINGBUF_TYPE_PADDING:
+		return ts;
+	case RINGBUF_TYPE_TIME_EXTEND:
+		return ts + (((u64)event->array[0] << RB_DELTA_BITS) | event->time_delta);
+	case RINGBUF_TYPE_TIME_STAMP:
+		return rb_event_stamp(page, event);
+	default:
+		return ts + event->time_delta;
+	}
+}
+
+/* Callers may hand us the TIME_EXTEND or TIME_STAMP in front of an event. */
+static inline struct ring_buffer_event *rb_skip_time(struct ring_buffer_event *event)
+{
+	if (event->type_len >= RINGBUF_TYPE_TIME_EXTEND)
+		return (void *)event + RB_LEN_TIME;
+	return event;
+}
+
+/* The first payload byte: a type_len 0 event spends array[0] on its length. */
+static inline void *rb_event_payload(struct ring_buffer_event *event)
+{
+	event = rb_skip_time(event);
+	return event->type_len ? (void *)&event->array[0] : (void *)&event->array[1];
+}
 
 /* ---- packed words ---- */
 
@@ -139,9 +262,9 @@ struct rb_waiters {
 	int			full_min;	/* lowest watermark waited for */
 	bool			per_cpu;	/* in a rb_cpu_buffer, else in the buffer */
 	/*
-	 * The waiters' recheck (design, "Waiting and waking"): recheck_req
-	 * counts the requests not yet covered by a grace period that began
-	 * after them; recheck_covered is how many the queued one covers.
+	 * The waiters' recheck (M7): recheck_req counts the requests not yet
+	 * covered by a grace period that began after them; recheck_covered
+	 * is how many the queued one covers.
 	 */
 	struct rcu_head		recheck;
 	atomic_t		recheck_req;
@@ -153,12 +276,12 @@ struct trace_buffer;
 struct rb_cpu_buffer {
 	/* This CPU's writers only. */
 	local64_t		write;
-	local_t			committing;	/* open writers on this CPU */
+	local_t			open_count;	/* open writers on this CPU */
 	unsigned long		ctx;		/* recursion bits */
 	unsigned int		ctx_shift;	/* 5 per ring_buffer_nest_start() */
 	struct rb_open		open[RB_MAX_OPEN];
-	u64			last_ts;	/* the stamp record */
-	u64			last_end;
+	u64			stamp_ts;	/* the stamp record: the event that */
+	u64			stamp_end;	/* ends at stamp_end has stamp_ts */
 
 	/* Written by this CPU's writers, read by everyone. */
 	local_t			entries;	/* committed events */
@@ -166,8 +289,8 @@ struct rb_cpu_buffer {
 	local_t			commit_overrun;
 	local_t			dropped_events;
 	local_t			entries_bytes;
-	local_t			entered;	/* sub-buffers entered */
-	local_t			evicted;	/* sub-buffers evicted */
+	local_t			subbufs_entered;
+	local_t			subbufs_evicted;
 	atomic64_t		commit;		/* the commit point: rb_pair() */
 
 	/* Shared with the reader. */
@@ -181,12 +304,12 @@ struct rb_cpu_buffer {
 	u32			reader_id;
 	unsigned int		read_pos;	/* bytes consumed on the reader's page */
 	u64			read_stamp;	/* time of the event at read_pos */
-	unsigned long		seen;		/* events before the reader's page */
+	unsigned long		next_before;	/* events_before of the next, if no loss */
 	unsigned long		lost_events;	/* to report with the next read */
-	unsigned long		reads;		/* bumped on every consuming step */
-	unsigned long		read;		/* events consumed */
+	unsigned long		reader_gen;	/* bumped on every consuming step */
+	unsigned long		read_events;	/* events consumed */
 	unsigned long		read_bytes;
-	unsigned long		taken;		/* sub-buffers taken by the reader */
+	unsigned long		subbufs_taken;
 
 	/* Control. */
 	struct trace_buffer	*buffer;
@@ -203,9 +326,7 @@ struct rb_test_hook;
 
 struct trace_buffer {
 	unsigned int			flags;
-	int				cpus_nr;
 	atomic_t			record_disabled;
-	atomic_t			resizing;
 	cpumask_var_t			cpumask;
 	struct lock_class_key		*reader_lock_key;
 	struct mutex			mutex;		/* serializes control operations */
@@ -242,7 +363,7 @@ struct ring_buffer_iter {
 	unsigned int		vpos;
 	unsigned int		offset;		/* next event on the sub-buffer */
 	unsigned long		gen;
-	unsigned long		reads;		/* cpu_buffer->reads when started */
+	unsigned long		reader_gen;	/* cpu_buffer->reader_gen when started */
 	u64			read_stamp;	/* time before the event at offset */
 	u64			event_ts;	/* time of the copied event */
 	bool			dropped;
@@ -256,13 +377,13 @@ struct ring_buffer_iter {
  * cheaply everywhere: warn once and stop recording on that CPU buffer for
  * good, rather than write through a broken invariant. Evaluates to @cond.
  */
-#define RB_WARN_STOP(cpu, cond)		rb_warn_stop(cpu, unlikely(cond), #cond)
+#define RB_WARN_STOP(cpu_buffer, cond)	rb_warn_stop(cpu_buffer, unlikely(cond), #cond)
 
-static inline bool rb_warn_stop(struct rb_cpu_buffer *cpu, bool broken, const char *what)
+static inline bool rb_warn_stop(struct rb_cpu_buffer *cpu_buffer, bool broken, const char *what)
 {
 	if (broken) {
-		atomic_inc(&cpu->record_disabled);
-		WARN_ONCE(1, "ring buffer: CPU %d stopped: %s\n", cpu->cpu, what);
+		atomic_inc(&cpu_buffer->record_disabled);
+		WARN_ONCE(1, "ring buffer: CPU %d stopped: %s\n", cpu_buffer->cpu, what);
 	}
 	return broken;
 }
@@ -279,26 +400,48 @@ static inline bool rb_nmi_no_atomic64(void)
 
 /* ---- small helpers used by every file ---- */
 
+/* The largest payload a reservation accepts: a TIME_STAMP goes first in @abs mode. */
+static inline unsigned long rb_max_payload(struct trace_buffer *buffer, bool abs)
+{
+	return abs ? buffer->max_data_size - RB_LEN_TIME : buffer->max_data_size;
+}
+
+/* The per-CPU buffer of @cpu, or NULL if @cpu has none. */
+static inline struct rb_cpu_buffer *rb_cpu(struct trace_buffer *buffer, int cpu)
+{
+	if (cpu < 0 || cpu >= nr_cpu_ids || !cpumask_test_cpu(cpu, buffer->cpumask))
+		return NULL;
+	/* The mask bit is set after the pointer: see trace_rb_cpu_prepare(). */
+	return READ_ONCE(buffer->cpus[cpu]);
+}
+
 static inline unsigned int rb_capacity(struct trace_buffer *buffer)
 {
 	return buffer->subbuf_size - RB_PAGE_HDR;
 }
 
-static inline unsigned int rb_vpos_next(struct rb_cpu_buffer *cpu, unsigned int vpos)
+static inline unsigned int rb_vpos_next(struct rb_cpu_buffer *cpu_buffer, unsigned int vpos)
 {
-	return vpos + 1 == 2 * cpu->nr ? 0 : vpos + 1;
+	return vpos + 1 == 2 * cpu_buffer->nr ? 0 : vpos + 1;
+}
+
+static inline unsigned int rb_vpos_prev(struct rb_cpu_buffer *cpu_buffer, unsigned int vpos)
+{
+	return vpos ? vpos - 1 : 2 * cpu_buffer->nr - 1;
 }
 
 /* Distance from @from forward to @to, in slots, modulo 2 * nr. */
-static inline unsigned int rb_vpos_dist(struct rb_cpu_buffer *cpu, unsigned int from,
+static inline unsigned int rb_vpos_dist(struct rb_cpu_buffer *cpu_buffer, unsigned int from,
 					unsigned int to)
 {
-	return to >= from ? to - from : to + 2 * cpu->nr - from;
+	return to >= from ? to - from : to + 2 * cpu_buffer->nr - from;
 }
 
-static inline struct rb_subbuf *rb_subbuf(struct rb_cpu_buffer *cpu, u32 id)
+/* R1: is the slot of @vpos the one behind the head @h, whose id @h carries? */
+static inline bool rb_behind_head(struct rb_cpu_buffer *cpu_buffer, unsigned int vpos, u64 h)
 {
-	return &cpu->subbufs[id];
+	return vpos % cpu_buffer->nr ==
+	       rb_vpos_prev(cpu_buffer, rb_pair_vpos(h)) % cpu_buffer->nr;
 }
 
 /* ---- test points ---- */
@@ -344,18 +487,20 @@ int rb_check_invariants(struct trace_buffer *buffer, int cpu);
 /* Off (a no-op jump) unless a white-box suite is running. */
 DECLARE_STATIC_KEY_FALSE(rb_test_hooks);
 
-static __always_inline void rb_test_point(struct rb_cpu_buffer *cpu, enum rb_test_point pt)
+static __always_inline void rb_test_point(struct rb_cpu_buffer *cpu_buffer,
+					  enum rb_test_point pt)
 {
 	struct rb_test_hook *hook;
 
 	if (!static_branch_unlikely(&rb_test_hooks))
 		return;
-	hook = READ_ONCE(cpu->buffer->test_hook);
+	hook = READ_ONCE(cpu_buffer->buffer->test_hook);
 	if (hook)
-		hook->fn(cpu->buffer, cpu->cpu, pt, hook->data);
+		hook->fn(cpu_buffer->buffer, cpu_buffer->cpu, pt, hook->data);
 }
 #else
-static __always_inline void rb_test_point(struct rb_cpu_buffer *cpu, enum rb_test_point pt)
+static __always_inline void rb_test_point(struct rb_cpu_buffer *cpu_buffer,
+					  enum rb_test_point pt)
 {
 }
 #endif
@@ -379,57 +524,62 @@ static __always_inline void rb_test_point(struct rb_cpu_buffer *cpu, enum rb_tes
  * tolerates any value), and the reader's fields under reader_lock.
  */
 
-static __always_inline u64 rb_write_word(struct rb_cpu_buffer *cpu)
+static __always_inline u64 rb_write_word(struct rb_cpu_buffer *cpu_buffer)
 {
-	rb_test_point(cpu, RB_TP_WRITE);
-	return local64_read(&cpu->write);
+	rb_test_point(cpu_buffer, RB_TP_WRITE);
+	return local64_read(&cpu_buffer->write);
 }
 
-static __always_inline bool rb_write_cas(struct rb_cpu_buffer *cpu, u64 old, u64 new)
+static __always_inline bool rb_write_cas(struct rb_cpu_buffer *cpu_buffer, u64 old, u64 new)
 {
-	rb_test_point(cpu, RB_TP_WRITE_CAS);
-	return local64_cmpxchg(&cpu->write, old, new) == old;
+	rb_test_point(cpu_buffer, RB_TP_WRITE_CAS);
+	return local64_cmpxchg(&cpu_buffer->write, old, new) == old;
 }
 
-/* The acquire pairs with the full barrier of the head's cmpxchg (M3). */
-static __always_inline u64 rb_head_word(struct rb_cpu_buffer *cpu)
+/* M3, M4: the acquire pairs with the fully ordered rb_head_cas(). */
+static __always_inline u64 rb_head_word(struct rb_cpu_buffer *cpu_buffer)
 {
-	rb_test_point(cpu, RB_TP_HEAD);
-	return atomic64_read_acquire(&cpu->head);
+	rb_test_point(cpu_buffer, RB_TP_HEAD);
+	return atomic64_read_acquire(&cpu_buffer->head);
 }
 
-static __always_inline bool rb_head_cas(struct rb_cpu_buffer *cpu, u64 old, u64 new)
+static __always_inline bool rb_head_cas(struct rb_cpu_buffer *cpu_buffer, u64 old, u64 new)
 {
-	rb_test_point(cpu, RB_TP_HEAD_CAS);
-	return atomic64_cmpxchg(&cpu->head, old, new) == old;
+	rb_test_point(cpu_buffer, RB_TP_HEAD_CAS);
+	return atomic64_cmpxchg(&cpu_buffer->head, old, new) == old;
 }
 
-/* The id stored in the slot of @vpos, without R1 (see rb_slot_id()). */
-static __always_inline u32 rb_slot(struct rb_cpu_buffer *cpu, unsigned int vpos)
+/* What slots[] says at @vpos, without R1: see rb_slot_id(). */
+static __always_inline u32 rb_slot(struct rb_cpu_buffer *cpu_buffer, unsigned int vpos)
 {
-	rb_test_point(cpu, RB_TP_SLOT);
-	return READ_ONCE(cpu->slots[vpos % cpu->nr]);
+	rb_test_point(cpu_buffer, RB_TP_SLOT);
+	return READ_ONCE(cpu_buffer->slots[vpos % cpu_buffer->nr]);
 }
 
-static __always_inline void rb_slot_set(struct rb_cpu_buffer *cpu, unsigned int vpos, u32 id)
+static __always_inline void rb_slot_set(struct rb_cpu_buffer *cpu_buffer, unsigned int vpos,
+					u32 id)
 {
-	rb_test_point(cpu, RB_TP_SLOT_SET);
-	WRITE_ONCE(cpu->slots[vpos % cpu->nr], id);
+	rb_test_point(cpu_buffer, RB_TP_SLOT_SET);
+	WRITE_ONCE(cpu_buffer->slots[vpos % cpu_buffer->nr], id);
 }
 
-static inline unsigned int rb_vpos_prev(struct rb_cpu_buffer *cpu, unsigned int vpos)
+/* The id in the slot at @vpos, with R1 applied. */
+static inline u32 rb_slot_id(struct rb_cpu_buffer *cpu_buffer, unsigned int vpos)
 {
-	return vpos ? vpos - 1 : 2 * cpu->nr - 1;
-}
+	u64 h = rb_head_word(cpu_buffer);
 
-/* The id in the slot at @vpos, with R1 applied (see the design document). */
-static inline u32 rb_slot_id(struct rb_cpu_buffer *cpu, unsigned int vpos)
-{
-	u64 h = rb_head_word(cpu);
-
-	if (vpos % cpu->nr == rb_vpos_prev(cpu, rb_pair_vpos(h)) % cpu->nr)
+	if (rb_behind_head(cpu_buffer, vpos, h))
 		return rb_pair_id(h);
-	return rb_slot(cpu, vpos);
+	return rb_slot(cpu_buffer, vpos);
+}
+
+/*
+ * The id at the head @h. The head's own slot is never the one behind it
+ * (nr >= 2), so there slots[] is right as it stands (R1).
+ */
+static __always_inline u32 rb_head_id(struct rb_cpu_buffer *cpu_buffer, u64 h)
+{
+	return rb_slot(cpu_buffer, rb_pair_vpos(h));
 }
 
 /*
@@ -439,34 +589,30 @@ static inline u32 rb_slot_id(struct rb_cpu_buffer *cpu, unsigned int vpos)
  * stores, a nested writer between them either evicted a sub-buffer that
  * readers still took for the commit one (vpos first), or, after a reader
  * moved the head meanwhile, read a stale vpos that wrapped round to just
- * behind the tail and evicted unpublished events (id first). The acquire
- * pairs with the release in rb_commit_set() (M2): data and lengths
- * published before it are visible.
+ * behind the tail and evicted unpublished events (id first).
  */
-static __always_inline u64 rb_commit_word(struct rb_cpu_buffer *cpu)
+static __always_inline u64 rb_commit_word(struct rb_cpu_buffer *cpu_buffer)
 {
-	rb_test_point(cpu, RB_TP_COMMIT);
-	return atomic64_read_acquire(&cpu->commit);	/* M2, pairs with rb_commit_set() */
+	rb_test_point(cpu_buffer, RB_TP_COMMIT);
+	return atomic64_read_acquire(&cpu_buffer->commit);	/* M2, pairs with rb_commit_set() */
 }
 
 /* The sub-buffer holding the commit point. */
-static __always_inline u32 rb_commit_id(struct rb_cpu_buffer *cpu)
+static __always_inline u32 rb_commit_id(struct rb_cpu_buffer *cpu_buffer)
 {
-	return rb_pair_id(rb_commit_word(cpu));
+	return rb_pair_id(rb_commit_word(cpu_buffer));
 }
 
 /* Move the commit point to slot @vpos, sub-buffer @id: one store. */
-static __always_inline void rb_commit_set(struct rb_cpu_buffer *cpu, unsigned int vpos, u32 id)
+static __always_inline void rb_commit_set(struct rb_cpu_buffer *cpu_buffer, unsigned int vpos,
+					  u32 id)
 {
-	rb_test_point(cpu, RB_TP_COMMIT_SET);
-	atomic64_set_release(&cpu->commit, rb_pair(vpos, id));	/* M2 */
+	rb_test_point(cpu_buffer, RB_TP_COMMIT_SET);
+	/* M2, pairs with rb_commit_word() */
+	atomic64_set_release(&cpu_buffer->commit, rb_pair(vpos, id));
 }
 
-/*
- * Bytes of committed data on a page, the missed-events bits masked. The
- * read barrier pairs with the smp_wmb() in rb_len_set() (M1): the bytes
- * below the length are then visible.
- */
+/* Bytes of committed data on a page, the missed-events bits masked. */
 static inline unsigned int rb_page_len(struct rb_page *page)
 {
 	unsigned long commit = local_read(&page->commit);
@@ -475,158 +621,163 @@ static inline unsigned int rb_page_len(struct rb_page *page)
 	return commit & ~RB_MISSED_MASK;
 }
 
-static __always_inline unsigned int rb_len(struct rb_cpu_buffer *cpu, struct rb_page *page)
+static __always_inline unsigned int rb_len(struct rb_cpu_buffer *cpu_buffer, struct rb_page *page)
 {
-	rb_test_point(cpu, RB_TP_LEN);
+	rb_test_point(cpu_buffer, RB_TP_LEN);
 	return rb_page_len(page);
 }
 
-/* Publish @len bytes of @page: the bytes first (M1, pairs with rb_page_len()). */
-static __always_inline void rb_len_set(struct rb_cpu_buffer *cpu, struct rb_page *page,
+/* Publish @len bytes of @page. */
+static __always_inline void rb_len_set(struct rb_cpu_buffer *cpu_buffer, struct rb_page *page,
 				       unsigned int len)
 {
-	rb_test_point(cpu, RB_TP_LEN_SET);
+	rb_test_point(cpu_buffer, RB_TP_LEN_SET);
 	smp_wmb();	/* M1, pairs with rb_page_len() */
 	local_set(&page->commit, len);
 }
 
-static __always_inline long rb_sb_events(struct rb_cpu_buffer *cpu, struct rb_subbuf *sb)
+/*
+ * The committed length of sub-buffer @id, and in *@closed whether that
+ * length is final. The commit point is read first (M2): once it names
+ * another sub-buffer, the writer has left @id and published all of it.
+ */
+static __always_inline unsigned int rb_committed(struct rb_cpu_buffer *cpu_buffer, u32 id,
+						 bool *closed)
 {
-	rb_test_point(cpu, RB_TP_BOOKS);
+	*closed = rb_commit_id(cpu_buffer) != id;
+	return rb_len(cpu_buffer, cpu_buffer->subbufs[id].page);
+}
+
+static __always_inline long rb_sb_events(struct rb_cpu_buffer *cpu_buffer, struct rb_subbuf *sb)
+{
+	rb_test_point(cpu_buffer, RB_TP_BOOKS);
 	return local_read(&sb->events);
 }
 
-static __always_inline void rb_sb_events_add(struct rb_cpu_buffer *cpu, struct rb_subbuf *sb,
-					     long n)
+static __always_inline void rb_sb_events_add(struct rb_cpu_buffer *cpu_buffer,
+					     struct rb_subbuf *sb, long n)
 {
-	rb_test_point(cpu, RB_TP_BOOKS);
+	rb_test_point(cpu_buffer, RB_TP_BOOKS);
 	local_add(n, &sb->events);
 }
 
-static __always_inline unsigned long rb_sb_before(struct rb_cpu_buffer *cpu,
+static __always_inline unsigned long rb_sb_before(struct rb_cpu_buffer *cpu_buffer,
 						  struct rb_subbuf *sb)
 {
-	rb_test_point(cpu, RB_TP_BOOKS);
+	rb_test_point(cpu_buffer, RB_TP_BOOKS);
 	return READ_ONCE(sb->events_before);
 }
 
-static __always_inline void rb_sb_before_set(struct rb_cpu_buffer *cpu, struct rb_subbuf *sb,
-					     unsigned long n)
+static __always_inline void rb_sb_before_set(struct rb_cpu_buffer *cpu_buffer,
+					     struct rb_subbuf *sb, unsigned long n)
 {
-	rb_test_point(cpu, RB_TP_BOOKS);
+	rb_test_point(cpu_buffer, RB_TP_BOOKS);
 	WRITE_ONCE(sb->events_before, n);
 }
 
-/* The writer is about to enter @sb: iterators see gen change before data (M5). */
-static __always_inline void rb_sb_enter(struct rb_cpu_buffer *cpu, struct rb_subbuf *sb)
+/* The writer is about to enter @sb: iterators must see gen change first. */
+static __always_inline void rb_sb_enter(struct rb_cpu_buffer *cpu_buffer, struct rb_subbuf *sb)
 {
-	rb_test_point(cpu, RB_TP_BOOKS);
+	rb_test_point(cpu_buffer, RB_TP_BOOKS);
 	WRITE_ONCE(sb->gen, sb->gen + 1);
-	smp_wmb();	/* M5, pairs with the iterator's smp_load_acquire() of gen */
+	smp_wmb();	/* M5, pairs with rb_iter_lapped() */
 }
 
 /* The writer left @sb with @end bytes reserved; the rest is its tail. */
-static __always_inline void rb_sb_close(struct rb_cpu_buffer *cpu, struct rb_subbuf *sb,
+static __always_inline void rb_sb_close(struct rb_cpu_buffer *cpu_buffer, struct rb_subbuf *sb,
 					unsigned int end, unsigned int cap)
 {
-	rb_test_point(cpu, RB_TP_BOOKS);
+	rb_test_point(cpu_buffer, RB_TP_BOOKS);
 	WRITE_ONCE(sb->data_end, end);
 	WRITE_ONCE(sb->tail_bytes, cap - end);
 }
 
-static __always_inline unsigned int rb_sb_end(struct rb_cpu_buffer *cpu, struct rb_subbuf *sb)
+static __always_inline unsigned int rb_sb_end(struct rb_cpu_buffer *cpu_buffer,
+					      struct rb_subbuf *sb)
 {
-	rb_test_point(cpu, RB_TP_BOOKS);
+	rb_test_point(cpu_buffer, RB_TP_BOOKS);
 	return READ_ONCE(sb->data_end);
 }
 
-static __always_inline unsigned int rb_sb_tail(struct rb_cpu_buffer *cpu, struct rb_subbuf *sb)
+static __always_inline unsigned int rb_sb_tail(struct rb_cpu_buffer *cpu_buffer,
+					       struct rb_subbuf *sb)
 {
-	rb_test_point(cpu, RB_TP_BOOKS);
+	rb_test_point(cpu_buffer, RB_TP_BOOKS);
 	return READ_ONCE(sb->tail_bytes);
 }
 
-/* The stamp record {last_ts, last_end}: see "Time stamps" in the design. */
-static __always_inline u64 rb_stamp_ts(struct rb_cpu_buffer *cpu)
+/* The stamp record {stamp_ts, stamp_end}: see "Time stamps" in the design. */
+static __always_inline u64 rb_stamp_ts(struct rb_cpu_buffer *cpu_buffer)
 {
-	rb_test_point(cpu, RB_TP_STAMP);
-	return READ_ONCE(cpu->last_ts);
+	rb_test_point(cpu_buffer, RB_TP_STAMP);
+	return READ_ONCE(cpu_buffer->stamp_ts);
 }
 
-static __always_inline u64 rb_stamp_end(struct rb_cpu_buffer *cpu)
+static __always_inline u64 rb_stamp_end(struct rb_cpu_buffer *cpu_buffer)
 {
-	rb_test_point(cpu, RB_TP_STAMP);
-	return READ_ONCE(cpu->last_end);
+	rb_test_point(cpu_buffer, RB_TP_STAMP);
+	return READ_ONCE(cpu_buffer->stamp_end);
 }
 
-static __always_inline void rb_stamp_set(struct rb_cpu_buffer *cpu, u64 ts, u64 end)
+static __always_inline void rb_stamp_set(struct rb_cpu_buffer *cpu_buffer, u64 ts, u64 end)
 {
-	rb_test_point(cpu, RB_TP_STAMP_SET);
-	WRITE_ONCE(cpu->last_ts, ts);
-	barrier();	/* a nested reader of last_end == end finds ts stored */
-	WRITE_ONCE(cpu->last_end, end);
+	rb_test_point(cpu_buffer, RB_TP_STAMP_SET);
+	WRITE_ONCE(cpu_buffer->stamp_ts, ts);
+	barrier();	/* a nested reader of stamp_end == end finds ts stored */
+	WRITE_ONCE(cpu_buffer->stamp_end, end);
 }
 
-static __always_inline bool rb_abs_mode(struct rb_cpu_buffer *cpu, struct trace_buffer *buffer)
+static __always_inline bool rb_abs_mode(struct rb_cpu_buffer *cpu_buffer,
+					struct trace_buffer *buffer)
 {
-	rb_test_point(cpu, RB_TP_MODE);
+	rb_test_point(cpu_buffer, RB_TP_MODE);
 	return READ_ONCE(buffer->time_stamp_abs);
 }
 
-static __always_inline bool rb_overwrite(struct rb_cpu_buffer *cpu, struct trace_buffer *buffer)
+static __always_inline bool rb_overwrite(struct rb_cpu_buffer *cpu_buffer,
+					 struct trace_buffer *buffer)
 {
-	rb_test_point(cpu, RB_TP_MODE);
+	rb_test_point(cpu_buffer, RB_TP_MODE);
 	return READ_ONCE(buffer->flags) & RB_FL_OVERWRITE;
 }
 
-static __always_inline struct trace_buffer *rb_owner(struct rb_cpu_buffer *cpu)
+static __always_inline struct trace_buffer *rb_owner(struct rb_cpu_buffer *cpu_buffer)
 {
-	rb_test_point(cpu, RB_TP_MODE);
-	return READ_ONCE(cpu->buffer);
+	rb_test_point(cpu_buffer, RB_TP_MODE);
+	return READ_ONCE(cpu_buffer->buffer);
 }
 
-/* M6: recording on again means the rebuilt ring is visible. */
-static __always_inline bool rb_recording(struct rb_cpu_buffer *cpu, struct trace_buffer *buffer)
+/* Recording on again means the rebuilt ring is visible. */
+static __always_inline bool rb_recording(struct rb_cpu_buffer *cpu_buffer,
+					 struct trace_buffer *buffer)
 {
-	rb_test_point(cpu, RB_TP_MODE);
+	rb_test_point(cpu_buffer, RB_TP_MODE);
+	/* M6, pairs with rb_resume_cpus() */
 	return !atomic_read(&buffer->record_disabled) &&
-	       !atomic_read_acquire(&cpu->record_disabled);
+	       !atomic_read_acquire(&cpu_buffer->record_disabled);
 }
 
-static __always_inline long rb_open_count(struct rb_cpu_buffer *cpu)
+static __always_inline long rb_open_count(struct rb_cpu_buffer *cpu_buffer)
 {
-	rb_test_point(cpu, RB_TP_OPEN);
-	return local_read(&cpu->committing);
+	rb_test_point(cpu_buffer, RB_TP_OPEN);
+	return local_read(&cpu_buffer->open_count);
 }
 
-static __always_inline void rb_open_add(struct rb_cpu_buffer *cpu, long n)
+static __always_inline void rb_open_add(struct rb_cpu_buffer *cpu_buffer, long n)
 {
-	rb_test_point(cpu, RB_TP_OPEN);
-	local_add(n, &cpu->committing);
+	rb_test_point(cpu_buffer, RB_TP_OPEN);
+	local_add(n, &cpu_buffer->open_count);
 	barrier();	/* a nested writer must see the count before our next step */
 }
 
-unsigned int rb_event_bytes(unsigned int len);
-unsigned int rb_event_size(struct ring_buffer_event *event);
-u64 rb_event_stamp(struct rb_page *page, struct ring_buffer_event *event);
+/* ---- defined in ring_buffer.c, for the layers above ---- */
 
-/* ring_buffer.c: reader side of the ring */
-bool rb_reader_page(struct rb_cpu_buffer *cpu);
-void rb_reset_cpu_ring(struct rb_cpu_buffer *cpu);
 /* Publish everything up to write word @w; also used by control ops, quiesced. */
-void rb_publish(struct rb_cpu_buffer *cpu, u64 w);
-void rb_wakeup_work(struct irq_work *work);
-bool rb_unread(struct rb_cpu_buffer *cpu);
-bool rb_watermark_hit(struct rb_cpu_buffer *cpu, int full);
-unsigned long rb_dirty(struct rb_cpu_buffer *cpu);
-
-/* ring_buffer_control.c */
-struct rb_cpu_buffer *rb_cpu(struct trace_buffer *buffer, int cpu);
-void rb_waiters_init(struct rb_waiters *w, bool per_cpu);
-
-/* ring_buffer_read.c */
-struct ring_buffer_event *rb_peek_reader(struct rb_cpu_buffer *cpu, u64 *ts,
-					 unsigned long *lost);
-void rb_advance_reader(struct rb_cpu_buffer *cpu);
+void rb_publish(struct rb_cpu_buffer *cpu_buffer, u64 w);
+void rb_reset_cpu_ring(struct rb_cpu_buffer *cpu_buffer);
+bool rb_reader_refill(struct rb_cpu_buffer *cpu_buffer);
+bool rb_unread(struct rb_cpu_buffer *cpu_buffer, u32 *id);
+bool rb_watermark_hit(struct rb_cpu_buffer *cpu_buffer, int full);
+unsigned long rb_dirty(struct rb_cpu_buffer *cpu_buffer);
 
 #endif /* _RING_BUFFER_INTERNAL_H */

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The ring buffer's readers: event decoding, consuming reads, iterators,
- * page reads for trace_pipe_raw and splice, and the header files. The
+ * The ring buffer's readers: consuming reads, iterators, page reads for
+ * trace_pipe_raw and splice, and the header files. The
  * design is in Documentation/trace/ring-buffer-design.rst, "The reader".
  *
  * Relies on:
  *  - Every step runs under the per-CPU reader_lock, interrupts off. Only
- *    rb_reader_page(), called from here, rearranges slots[] or changes
+ *    rb_reader_refill(), called from here, rearranges slots[] or changes
  *    reader_id, so under the lock the id in each slot is fixed (R1, R2).
  *    Writers take no lock and may run between any two instructions.
  *  - Bytes below rb_page_len() are final (M1); a sub-buffer's length is
@@ -17,8 +17,9 @@
  *    the gen read of the next one belongs to the same lap.
  * Maintains:
  *  - Every byte the reader passes counts once in read_bytes, every data
- *    event once in read; a loss is reported once, with the event after it.
- *  - reads changes whenever a consuming step may take data from under an
+ *    event once in read_events; a loss is reported once, with the event
+ *    after it.
+ *  - reader_gen changes whenever a consuming step may take data from under an
  *    iterator, which then starts again at the reader's position.
  *  - A page from ring_buffer_read_page() holds whole events, each time
  *    event with its event, then the lost-event count if flagged, then zeroes.
@@ -40,58 +41,6 @@
 #define RB_ITER_TRIES		8
 
 /* ---- events ---- */
-
-static bool rb_is_data(struct ring_buffer_event *event)
-{
-	return event->type_len <= RINGBUF_TYPE_DATA_TYPE_LEN_MAX;
-}
-
-/* Bytes @event takes, header included; 0 ends a sub-buffer's events. */
-unsigned int rb_event_size(struct ring_buffer_event *event)
-{
-	switch (event->type_len) {
-	case RINGBUF_TYPE_PADDING:
-		return event->time_delta ? event->array[0] + RB_EVENT_HDR : 0;
-	case RINGBUF_TYPE_TIME_EXTEND:
-	case RINGBUF_TYPE_TIME_STAMP:
-		return RB_LEN_TIME;
-	case 0:
-		return event->array[0] + RB_EVENT_HDR;
-	default:
-		return event->type_len * 4 + RB_EVENT_HDR;
-	}
-}
-
-/* A TIME_STAMP's 59 bits; the bits above come from its sub-buffer's stamp. */
-u64 rb_event_stamp(struct rb_page *page, struct ring_buffer_event *event)
-{
-	u64 low = ((u64)event->array[0] << RB_DELTA_BITS) | event->time_delta;
-
-	return (low & RB_STAMP_MASK) | (READ_ONCE(page->time_stamp) & ~RB_STAMP_MASK);
-}
-
-/* The running time after @event on @page, given the time @ts before it. */
-static u64 rb_time_after(struct rb_page *page, struct ring_buffer_event *event, u64 ts)
-{
-	switch (event->type_len) {
-	case RINGBUF_TYPE_PADDING:
-		return ts;
-	case RINGBUF_TYPE_TIME_EXTEND:
-		return ts + (((u64)event->array[0] << RB_DELTA_BITS) | event->time_delta);
-	case RINGBUF_TYPE_TIME_STAMP:
-		return rb_event_stamp(page, event);
-	default:
-		return ts + event->time_delta;
-	}
-}
-
-/* Callers may hand us the TIME_EXTEND or TIME_STAMP in front of an event. */
-static struct ring_buffer_event *rb_skip_time(struct ring_buffer_event *event)
-{
-	if (event->type_len >= RINGBUF_TYPE_TIME_EXTEND)
-		return (void *)event + RB_LEN_TIME;
-	return event;
-}
 
 /**
  * ring_buffer_event_length - the payload size of an event
@@ -121,8 +70,7 @@ EXPORT_SYMBOL_GPL(ring_buffer_event_length);
  */
 void *ring_buffer_event_data(struct ring_buffer_event *event)
 {
-	event = rb_skip_time(event);
-	return event->type_len ? (void *)&event->array[0] : (void *)&event->array[1];
+	return rb_event_payload(event);
 }
 EXPORT_SYMBOL_GPL(ring_buffer_event_data);
 
@@ -134,32 +82,32 @@ EXPORT_SYMBOL_GPL(ring_buffer_event_data);
  * without the lock and stop recording on that CPU for good.
  * Return: whether the lock is held (pass it to rb_read_unlock()).
  */
-static bool rb_read_lock(struct rb_cpu_buffer *cpu, unsigned long *flags)
+static bool rb_read_lock(struct rb_cpu_buffer *cpu_buffer, unsigned long *flags)
 {
 	if (likely(!in_nmi())) {
-		raw_spin_lock_irqsave(&cpu->reader_lock, *flags);
+		raw_spin_lock_irqsave(&cpu_buffer->reader_lock, *flags);
 		return true;
 	}
-	if (raw_spin_trylock_irqsave(&cpu->reader_lock, *flags))
+	if (raw_spin_trylock_irqsave(&cpu_buffer->reader_lock, *flags))
 		return true;
-	atomic_inc(&cpu->record_disabled);
+	atomic_inc(&cpu_buffer->record_disabled);
 	return false;
 }
 
-static void rb_read_unlock(struct rb_cpu_buffer *cpu, bool locked, unsigned long flags)
+static void rb_read_unlock(struct rb_cpu_buffer *cpu_buffer, bool locked, unsigned long flags)
 {
 	if (locked)
-		raw_spin_unlock_irqrestore(&cpu->reader_lock, flags);
+		raw_spin_unlock_irqrestore(&cpu_buffer->reader_lock, flags);
 }
 
-static struct rb_page *rb_reader_subbuf_page(struct rb_cpu_buffer *cpu)
+static struct rb_page *rb_reader_subbuf_page(struct rb_cpu_buffer *cpu_buffer)
 {
-	return cpu->subbufs[cpu->reader_id].page;
+	return cpu_buffer->subbufs[cpu_buffer->reader_id].page;
 }
 
-static struct ring_buffer_event *rb_reader_event(struct rb_cpu_buffer *cpu)
+static struct ring_buffer_event *rb_reader_event(struct rb_cpu_buffer *cpu_buffer)
 {
-	return (void *)&rb_reader_subbuf_page(cpu)->data[cpu->read_pos];
+	return (void *)&rb_reader_subbuf_page(cpu_buffer)->data[cpu_buffer->read_pos];
 }
 
 /*
@@ -167,74 +115,75 @@ static struct ring_buffer_event *rb_reader_event(struct rb_cpu_buffer *cpu)
  * padding. A padding without a length, or a length running past @end,
  * cannot be walked past, so the rest up to @end goes with it.
  */
-static void rb_reader_pass(struct rb_cpu_buffer *cpu, unsigned int end)
+static void rb_reader_pass(struct rb_cpu_buffer *cpu_buffer, unsigned int end)
 {
-	struct rb_page *page = rb_reader_subbuf_page(cpu);
-	struct ring_buffer_event *event = rb_reader_event(cpu);
+	struct rb_page *page = rb_reader_subbuf_page(cpu_buffer);
+	struct ring_buffer_event *event = rb_reader_event(cpu_buffer);
 	unsigned int size = rb_event_size(event);
 
-	if (!size || size > end - cpu->read_pos)
-		size = end - cpu->read_pos;
+	if (!size || size > end - cpu_buffer->read_pos)
+		size = end - cpu_buffer->read_pos;
 	if (rb_is_data(event))
-		cpu->read++;
-	cpu->read_stamp = rb_time_after(page, event, cpu->read_stamp);
-	cpu->read_pos += size;
-	cpu->read_bytes += size;
+		cpu_buffer->read_events++;
+	cpu_buffer->read_stamp = rb_time_after(page, event, cpu_buffer->read_stamp);
+	cpu_buffer->read_pos += size;
+	cpu_buffer->read_bytes += size;
 }
 
 /*
  * The next data event for a consuming reader, with its time and the loss
  * before it; time events and paddings in front of it are consumed.
  */
-struct ring_buffer_event *rb_peek_reader(struct rb_cpu_buffer *cpu, u64 *ts,
-					 unsigned long *lost)
+static struct ring_buffer_event *rb_peek_reader(struct rb_cpu_buffer *cpu_buffer, u64 *ts,
+						unsigned long *lost)
 {
-	unsigned long taken = cpu->taken;
+	unsigned long taken = cpu_buffer->subbufs_taken;
 	struct ring_buffer_event *event;
 
 	/* A whole ring of discarded events is all a writer can keep us busy with. */
-	while (cpu->taken - taken <= cpu->nr && rb_reader_page(cpu)) {
-		event = rb_reader_event(cpu);
+	while (cpu_buffer->subbufs_taken - taken <= cpu_buffer->nr &&
+	       rb_reader_refill(cpu_buffer)) {
+		event = rb_reader_event(cpu_buffer);
 		if (rb_is_data(event)) {
 			if (ts)
-				*ts = cpu->read_stamp + event->time_delta;
+				*ts = cpu_buffer->read_stamp + event->time_delta;
 			if (lost)
-				*lost = cpu->lost_events;
+				*lost = cpu_buffer->lost_events;
 			return event;
 		}
-		rb_reader_pass(cpu, rb_page_len(rb_reader_subbuf_page(cpu)));
+		rb_reader_pass(cpu_buffer, rb_page_len(rb_reader_subbuf_page(cpu_buffer)));
 	}
 	return NULL;
 }
 
 /* Consume the event rb_peek_reader() returned, and the loss it reported. */
-void rb_advance_reader(struct rb_cpu_buffer *cpu)
+static void rb_advance_reader(struct rb_cpu_buffer *cpu_buffer)
 {
-	unsigned int end = rb_page_len(rb_reader_subbuf_page(cpu));
+	unsigned int end = rb_page_len(rb_reader_subbuf_page(cpu_buffer));
 
-	if (WARN_ON_ONCE(cpu->read_pos >= end))
+	if (WARN_ON_ONCE(cpu_buffer->read_pos >= end))
 		return;
-	rb_reader_pass(cpu, end);
-	cpu->lost_events = 0;
-	cpu->reads++;
+	rb_reader_pass(cpu_buffer, end);
+	cpu_buffer->lost_events = 0;
+	cpu_buffer->reader_gen++;
 }
 
 static struct ring_buffer_event *
 rb_read_next(struct trace_buffer *buffer, int cpu, u64 *ts, unsigned long *lost,
 	     bool consume)
 {
-	struct rb_cpu_buffer *cb = rb_cpu(buffer, cpu);
+	struct rb_cpu_buffer *cpu_buffer = rb_cpu(buffer, cpu);
 	struct ring_buffer_event *event;
 	unsigned long flags = 0;
 	bool locked;
 
-	if (!cb || rb_nmi_no_atomic64())
+	if (!cpu_buffer || rb_nmi_no_atomic64())
 		return NULL;
-	locked = rb_read_lock(cb, &flags);
-	event = rb_peek_reader(cb, ts, lost);
+	locked = rb_read_lock(cpu_buffer, &flags);
+	event = rb_peek_reader(cpu_buffer, ts, lost);
 	if (event && consume)
-		rb_advance_reader(cb);
-	rb_read_unlock(cb, locked, flags);
+		rb_advance_reader(cpu_buffer);
+	rb_read_unlock(cpu_buffer, locked, flags);
 	return event;
 }
 
@@ -282,15 +231,15 @@ EXPORT_SYMBOL_GPL(ring_buffer_consume);
  */
 bool ring_buffer_empty_cpu(struct trace_buffer *buffer, int cpu)
 {
-	struct rb_cpu_buffer *cb = rb_cpu(buffer, cpu);
+	struct rb_cpu_buffer *cpu_buffer = rb_cpu(buffer, cpu);
 	unsigned long flags = 0;
 	bool empty, locked;
 
-	if (!cb || rb_nmi_no_atomic64())
+	if (!cpu_buffer || rb_nmi_no_atomic64())
 		return true;
-	locked = rb_read_lock(cb, &flags);
-	empty = !rb_unread(cb);
-	rb_read_unlock(cb, locked, flags);
+	locked = rb_read_lock(cpu_buffer, &flags);
+	empty = !rb_unread(cpu_buffer, NULL);
+	rb_read_unlock(cpu_buffer, locked, flags);
 	return empty;
 }
 EXPORT_SYMBOL_GPL(ring_buffer_empty_cpu);
@@ -327,20 +276,20 @@ static bool rb_iter_lapped(struct ring_buffer_iter *iter)
 {
 	if (iter->vpos == RB_ITER_READER)
 		return false;
-	smp_rmb();	/* M5: the reads before are good if gen held still */
+	smp_rmb();	/* M5, pairs with rb_sb_enter(): what we read before is good if gen held */
 	return READ_ONCE(iter->cpu_buffer->subbufs[iter->id].gen) != iter->gen;
 }
 
 /* Go back to where the consuming reader is. */
 static void rb_iter_restart(struct ring_buffer_iter *iter)
 {
-	struct rb_cpu_buffer *cpu = iter->cpu_buffer;
+	struct rb_cpu_buffer *cpu_buffer = iter->cpu_buffer;
 
-	iter->id = cpu->reader_id;
+	iter->id = cpu_buffer->reader_id;
 	iter->vpos = RB_ITER_READER;
-	iter->offset = cpu->read_pos;
-	iter->read_stamp = cpu->read_stamp;
-	iter->reads = cpu->reads;
+	iter->offset = cpu_buffer->read_pos;
+	iter->read_stamp = cpu_buffer->read_stamp;
+	iter->reader_gen = cpu_buffer->reader_gen;
 	iter->have_event = false;
 }
 
@@ -357,14 +306,17 @@ static void rb_iter_set(struct ring_buffer_iter *iter, unsigned int vpos, u32 id
 /* Go to the oldest sub-buffer in the ring; false if it was evicted meanwhile. */
 static bool rb_iter_to_head(struct ring_buffer_iter *iter)
 {
-	struct rb_cpu_buffer *cpu = iter->cpu_buffer;
-	u64 head = atomic64_read_acquire(&cpu->head);
-	u32 id = rb_slot_id(cpu, rb_pair_vpos(head));
+	struct rb_cpu_buffer *cpu_buffer = iter->cpu_buffer;
+	u64 head = rb_head_word(cpu_buffer);
+	u32 id = rb_head_id(cpu_buffer, head);
 	unsigned long gen;
 
-	/* M5, M4: an evictor moves the head before it bumps gen and reuses id. */
-	gen = smp_load_acquire(&cpu->subbufs[id].gen);
-	if (atomic64_read(&cpu->head) != head)
+	/*
+	 * M5: an evictor moves the head (M4) before it enters @id and bumps
+	 * its gen, so a head unchanged after the gen means gen is this lap's.
+	 */
+	gen = smp_load_acquire(&cpu_buffer->subbufs[id].gen);
+	if (rb_head_word(cpu_buffer) != head)
 		return false;
 	rb_iter_set(iter, rb_pair_vpos(head), id, gen);
 	return true;
@@ -373,7 +325,7 @@ static bool rb_iter_to_head(struct ring_buffer_iter *iter)
 /* Leave a sub-buffer the commit point has passed for the next one. */
 static enum rb_iter_step rb_iter_to_next(struct ring_buffer_iter *iter)
 {
-	struct rb_cpu_buffer *cpu = iter->cpu_buffer;
+	struct rb_cpu_buffer *cpu_buffer = iter->cpu_buffer;
 	unsigned int vpos;
 	unsigned long gen;
 	u32 id;
@@ -382,10 +334,10 @@ static enum rb_iter_step rb_iter_to_next(struct ring_buffer_iter *iter)
 		rb_iter_to_head(iter);
 		return RB_STEP_MOVED;
 	}
-	vpos = rb_vpos_next(cpu, iter->vpos);
-	id = rb_slot_id(cpu, vpos);
+	vpos = rb_vpos_next(cpu_buffer, iter->vpos);
+	id = rb_slot_id(cpu_buffer, vpos);
 	/* M5: the writer re-enters @id only after ours; if ours held, so did @id. */
-	gen = smp_load_acquire(&cpu->subbufs[id].gen);
+	gen = smp_load_acquire(&cpu_buffer->subbufs[id].gen);
 	if (rb_iter_lapped(iter))
 		return RB_STEP_LAPPED;
 	rb_iter_set(iter, vpos, id, gen);
@@ -430,20 +382,16 @@ static enum rb_iter_step rb_iter_copy(struct ring_buffer_iter *iter, struct rb_p
 
 static enum rb_iter_step rb_iter_step(struct ring_buffer_iter *iter)
 {
-	struct rb_cpu_buffer *cpu = iter->cpu_buffer;
-	struct rb_page *page = cpu->subbufs[iter->id].page;
-	unsigned int len;
-	bool last;
-
-	/* M2: the commit point first; once it has moved on, the length is final. */
-	last = rb_commit_id(cpu) == iter->id;
-	len = rb_page_len(page);
+	struct rb_cpu_buffer *cpu_buffer = iter->cpu_buffer;
+	struct rb_page *page = cpu_buffer->subbufs[iter->id].page;
+	bool closed;
+	unsigned int len = rb_committed(cpu_buffer, iter->id, &closed);
 
 	if (iter->offset < len)
 		return rb_iter_copy(iter, page, len);
 	if (rb_iter_lapped(iter))
 		return RB_STEP_LAPPED;
-	if (last)
+	if (!closed)
 		return RB_STEP_END;
 	return rb_iter_to_next(iter);
 }
@@ -481,7 +429,7 @@ static struct ring_buffer_event *rb_iter_fetch(struct ring_buffer_iter *iter)
 
 static struct ring_buffer_event *rb_iter_current(struct ring_buffer_iter *iter)
 {
-	if (iter->reads != iter->cpu_buffer->reads)
+	if (iter->reader_gen != iter->cpu_buffer->reader_gen)
 		rb_iter_restart(iter);
 	if (iter->have_event)
 		return iter->event;
@@ -503,12 +451,12 @@ static struct ring_buffer_event *rb_iter_current(struct ring_buffer_iter *iter)
 struct ring_buffer_iter *
 ring_buffer_read_start(struct trace_buffer *buffer, int cpu, gfp_t flags)
 {
-	struct rb_cpu_buffer *cb = rb_cpu(buffer, cpu);
+	struct rb_cpu_buffer *cpu_buffer = rb_cpu(buffer, cpu);
 	bool can_wait = gfpflags_allow_blocking(flags);
 	struct ring_buffer_iter *iter;
 	unsigned long irqflags;
 
-	if (!cb)
+	if (!cpu_buffer)
 		return NULL;
 	iter = kzalloc(sizeof(*iter), flags);
 	if (!iter)
@@ -516,21 +464,21 @@ ring_buffer_read_start(struct trace_buffer *buffer, int cpu, gfp_t flags)
 	/* A resize or order change under way finishes first (kdb cannot wait). */
 	if (can_wait)
 		mutex_lock(&buffer->mutex);
-	atomic_inc(&cb->resize_disabled);
+	atomic_inc(&cpu_buffer->resize_disabled);
 	if (can_wait)
 		mutex_unlock(&buffer->mutex);
 
 	iter->event_size = READ_ONCE(buffer->subbuf_size);
 	iter->event = kmalloc(iter->event_size, flags);
 	if (!iter->event) {
-		atomic_dec(&cb->resize_disabled);
+		atomic_dec(&cpu_buffer->resize_disabled);
 		kfree(iter);
 		return NULL;
 	}
-	iter->cpu_buffer = cb;
-	raw_spin_lock_irqsave(&cb->reader_lock, irqflags);
+	iter->cpu_buffer = cpu_buffer;
+	raw_spin_lock_irqsave(&cpu_buffer->reader_lock, irqflags);
 	rb_iter_restart(iter);
-	raw_spin_unlock_irqrestore(&cb->reader_lock, irqflags);
+	raw_spin_unlock_irqrestore(&cpu_buffer->reader_lock, irqflags);
 	return iter;
 }
 EXPORT_SYMBOL_GPL(ring_buffer_read_start);
@@ -560,17 +508,17 @@ EXPORT_SYMBOL_GPL(ring_buffer_read_finish);
 struct ring_buffer_event *
 ring_buffer_iter_peek(struct ring_buffer_iter *iter, u64 *ts)
 {
-	struct rb_cpu_buffer *cb = iter->cpu_buffer;
+	struct rb_cpu_buffer *cpu_buffer = iter->cpu_buffer;
 	struct ring_buffer_event *event;
 	unsigned long flags;
 
 	if (rb_nmi_no_atomic64())
 		return NULL;
-	raw_spin_lock_irqsave(&cb->reader_lock, flags);
+	raw_spin_lock_irqsave(&cpu_buffer->reader_lock, flags);
 	event = rb_iter_current(iter);
 	if (event && ts)
 		*ts = iter->event_ts;
-	raw_spin_unlock_irqrestore(&cb->reader_lock, flags);
+	raw_spin_unlock_irqrestore(&cpu_buffer->reader_lock, flags);
 	return event;
 }
 EXPORT_SYMBOL_GPL(ring_buffer_iter_peek);
@@ -583,17 +531,17 @@ EXPORT_SYMBOL_GPL(ring_buffer_iter_peek);
  */
 void ring_buffer_iter_advance(struct ring_buffer_iter *iter)
 {
-	struct rb_cpu_buffer *cb = iter->cpu_buffer;
+	struct rb_cpu_buffer *cpu_buffer = iter->cpu_buffer;
 	unsigned long flags;
 
-	raw_spin_lock_irqsave(&cb->reader_lock, flags);
+	raw_spin_lock_irqsave(&cpu_buffer->reader_lock, flags);
 	iter->dropped = false;
 	if (rb_iter_current(iter)) {
 		iter->offset += rb_event_size(iter->event);
 		iter->read_stamp = iter->event_ts;
 		iter->have_event = false;
 	}
-	raw_spin_unlock_irqrestore(&cb->reader_lock, flags);
+	raw_spin_unlock_irqrestore(&cpu_buffer->reader_lock, flags);
 }
 EXPORT_SYMBOL_GPL(ring_buffer_iter_advance);
 
@@ -624,13 +572,13 @@ EXPORT_SYMBOL_GPL(ring_buffer_iter_reset);
  */
 int ring_buffer_iter_empty(struct ring_buffer_iter *iter)
 {
-	struct rb_cpu_buffer *cb = iter->cpu_buffer;
+	struct rb_cpu_buffer *cpu_buffer = iter->cpu_buffer;
 	unsigned long flags;
 	bool empty;
 
-	raw_spin_lock_irqsave(&cb->reader_lock, flags);
+	raw_spin_lock_irqsave(&cpu_buffer->reader_lock, flags);
 	empty = !rb_iter_current(iter);
-	raw_spin_unlock_irqrestore(&cb->reader_lock, flags);
+	raw_spin_unlock_irqrestore(&cpu_buffer->reader_lock, flags);
 	return empty;
 }
 EXPORT_SYMBOL_GPL(ring_buffer_iter_empty);
@@ -659,23 +607,23 @@ static unsigned int rb_rpage_capacity(struct buffer_data_read_page *rpage)
  * The CPU's cached free page, else a new one: zeroed, and from the page
  * allocator, since splice hands it on by its struct page.
  */
-static struct rb_page *rb_get_data_page(struct rb_cpu_buffer *cpu, unsigned int order)
+static struct rb_page *rb_get_data_page(struct rb_cpu_buffer *cpu_buffer, unsigned int order)
 {
 	unsigned int spare_order;
 	struct rb_page *page;
 	struct page *pg;
 	unsigned long flags;
 
-	raw_spin_lock_irqsave(&cpu->reader_lock, flags);
-	page = cpu->spare;
-	spare_order = cpu->spare_order;
-	cpu->spare = NULL;
-	raw_spin_unlock_irqrestore(&cpu->reader_lock, flags);
+	raw_spin_lock_irqsave(&cpu_buffer->reader_lock, flags);
+	page = cpu_buffer->spare;
+	spare_order = cpu_buffer->spare_order;
+	cpu_buffer->spare = NULL;
+	raw_spin_unlock_irqrestore(&cpu_buffer->reader_lock, flags);
 	if (page && spare_order == order)
 		return page;
 	if (page)
 		free_pages((unsigned long)page, spare_order);
-	pg = alloc_pages_node(cpu_to_node(cpu->cpu), GFP_KERNEL | __GFP_RETRY_MAYFAIL |
+	pg = alloc_pages_node(cpu_to_node(cpu_buffer->cpu), GFP_KERNEL | __GFP_RETRY_MAYFAIL |
 			      __GFP_COMP | __GFP_ZERO, order);
 	return pg ? page_address(pg) : NULL;
 }
@@ -693,11 +641,11 @@ static struct rb_page *rb_get_data_page(struct rb_cpu_buffer *cpu, unsigned int 
 int ring_buffer_alloc_read_page(struct trace_buffer *buffer, int cpu,
 				struct buffer_data_read_page **rpage)
 {
-	struct rb_cpu_buffer *cb = rb_cpu(buffer, cpu);
+	struct rb_cpu_buffer *cpu_buffer = rb_cpu(buffer, cpu);
 	unsigned int order = READ_ONCE(buffer->subbuf_order);
 	struct buffer_data_read_page *rp;
 
-	if (!cb)
+	if (!cpu_buffer)
 		return -ENODEV;
 	if (!rpage)
 		return -EINVAL;
@@ -712,7 +660,7 @@ int ring_buffer_alloc_read_page(struct trace_buffer *buffer, int cpu,
 		free_pages((unsigned long)rp->data, rp->order);
 	}
 	rp->order = order;
-	rp->data = rb_get_data_page(cb, order);
+	rp->data = rb_get_data_page(cpu_buffer, order);
 	if (!rp->data) {
 		kfree(rp);
 		*rpage = NULL;
@@ -736,23 +684,23 @@ EXPORT_SYMBOL_GPL(ring_buffer_alloc_read_page);
 void ring_buffer_free_read_page(struct trace_buffer *buffer, int cpu,
 				struct buffer_data_read_page *rpage)
 {
-	struct rb_cpu_buffer *cb;
+	struct rb_cpu_buffer *cpu_buffer;
 	struct rb_page *page;
 	unsigned long flags;
 
 	if (!rpage)
 		return;
 	page = rpage->data;
-	cb = buffer ? rb_cpu(buffer, cpu) : NULL;
-	if (page && cb && rpage->order == READ_ONCE(buffer->subbuf_order) &&
+	cpu_buffer = buffer ? rb_cpu(buffer, cpu) : NULL;
+	if (page && cpu_buffer && rpage->order == READ_ONCE(buffer->subbuf_order) &&
 	    page_ref_count(virt_to_page(page)) == 1) {
-		raw_spin_lock_irqsave(&cb->reader_lock, flags);
-		if (!cb->spare) {
-			cb->spare = page;
-			cb->spare_order = rpage->order;
+		raw_spin_lock_irqsave(&cpu_buffer->reader_lock, flags);
+		if (!cpu_buffer->spare) {
+			cpu_buffer->spare = page;
+			cpu_buffer->spare_order = rpage->order;
 			page = NULL;
 		}
-		raw_spin_unlock_irqrestore(&cb->reader_lock, flags);
+		raw_spin_unlock_irqrestore(&cpu_buffer->reader_lock, flags);
 	}
 	if (page)
 		free_pages((unsigned long)page, rpage->order);
@@ -763,17 +711,17 @@ EXPORT_SYMBOL_GPL(ring_buffer_free_read_page);
 /*
  * Give the caller the reader's whole sub-buffer, which the writer has
  * left, in exchange for the caller's page. The reader keeps the exchanged
- * page, empty, until rb_reader_page() swaps it back into the ring; its
+ * page, empty, until rb_reader_refill() swaps it back into the ring; its
  * entries stay, so that the next swap computes the loss right.
  */
-static void rb_page_swap(struct rb_cpu_buffer *cpu, struct buffer_data_read_page *rpage,
+static void rb_page_swap(struct rb_cpu_buffer *cpu_buffer, struct buffer_data_read_page *rpage,
 			 unsigned int size)
 {
-	struct rb_subbuf *sb = &cpu->subbufs[cpu->reader_id];
+	struct rb_subbuf *sb = &cpu_buffer->subbufs[cpu_buffer->reader_id];
 	struct rb_page *page = sb->page;
 
-	cpu->read += local_read(&sb->events);
-	cpu->read_bytes += size + sb->tail_bytes;
+	cpu_buffer->read_events += local_read(&sb->events);
+	cpu_buffer->read_bytes += size + sb->tail_bytes;
 	sb->tail_bytes = 0;
 	local_set(&rpage->data->commit, 0);
 	rpage->data->time_stamp = 0;
@@ -797,21 +745,21 @@ static unsigned int rb_group_size(struct rb_page *page, unsigned int pos, unsign
  * Copy whole groups from read_pos into @dst while they fit in @room,
  * consuming them. Return: the bytes copied.
  */
-static unsigned int rb_page_copy(struct rb_cpu_buffer *cpu, struct rb_page *dst,
+static unsigned int rb_page_copy(struct rb_cpu_buffer *cpu_buffer, struct rb_page *dst,
 				 unsigned int room)
 {
-	struct rb_page *src = rb_reader_subbuf_page(cpu);
+	struct rb_page *src = rb_reader_subbuf_page(cpu_buffer);
 	unsigned int end = rb_page_len(src), pos = 0, group, stop;
-	u64 stamp = cpu->read_stamp;
+	u64 stamp = cpu_buffer->read_stamp;
 
-	while (cpu->read_pos < end) {
-		group = rb_group_size(src, cpu->read_pos, end);
+	while (cpu_buffer->read_pos < end) {
+		group = rb_group_size(src, cpu_buffer->read_pos, end);
 		if (group > room - pos)
 			break;
-		memcpy(&dst->data[pos], &src->data[cpu->read_pos], group);
+		memcpy(&dst->data[pos], &src->data[cpu_buffer->read_pos], group);
 		pos += group;
-		for (stop = cpu->read_pos + group; cpu->read_pos < stop; )
-			rb_reader_pass(cpu, end);
+		for (stop = cpu_buffer->read_pos + group; cpu_buffer->read_pos < stop; )
+			rb_reader_pass(cpu_buffer, end);
 	}
 	if (pos) {
 		dst->time_stamp = stamp;
@@ -821,25 +769,23 @@ static unsigned int rb_page_copy(struct rb_cpu_buffer *cpu, struct rb_page *dst,
 }
 
 /* The locked part of ring_buffer_read_page(); *@missed gets the loss. */
-static int rb_page_out(struct rb_cpu_buffer *cpu, struct buffer_data_read_page *rpage,
+static int rb_page_out(struct rb_cpu_buffer *cpu_buffer, struct buffer_data_read_page *rpage,
 		       unsigned int room, int full, unsigned long *missed)
 {
 	unsigned int size;
 	bool closed;
 
-	if (!rb_reader_page(cpu))
+	if (!rb_reader_refill(cpu_buffer))
 		return -1;
-	/* M2: the commit point first; once it has moved on, the length is final. */
-	closed = rb_commit_id(cpu) != cpu->reader_id;
-	size = rb_page_len(rb_reader_subbuf_page(cpu));
-	if (!cpu->read_pos && closed && size <= room &&
-	    rpage->order == cpu->buffer->subbuf_order)
-		rb_page_swap(cpu, rpage, size);
-	else if ((full && !closed) || !rb_page_copy(cpu, rpage->data, room))
+	size = rb_committed(cpu_buffer, cpu_buffer->reader_id, &closed);
+	if (!cpu_buffer->read_pos && closed && size <= room &&
+	    rpage->order == cpu_buffer->buffer->subbuf_order)
+		rb_page_swap(cpu_buffer, rpage, size);
+	else if ((full && !closed) || !rb_page_copy(cpu_buffer, rpage->data, room))
 		return -1;
-	*missed = cpu->lost_events;
-	cpu->lost_events = 0;
-	cpu->reads++;
+	*missed = cpu_buffer->lost_events;
+	cpu_buffer->lost_events = 0;
+	cpu_buffer->reader_gen++;
 	return 0;
 }
 
@@ -882,16 +828,16 @@ int ring_buffer_read_page(struct trace_buffer *buffer,
 			  struct buffer_data_read_page *data_page,
 			  size_t len, int cpu, int full)
 {
-	struct rb_cpu_buffer *cb = rb_cpu(buffer, cpu);
+	struct rb_cpu_buffer *cpu_buffer = rb_cpu(buffer, cpu);
 	unsigned long missed = 0, flags;
 	int ret;
 
-	if (!cb || !data_page || !data_page->data || len <= RB_PAGE_HDR)
+	if (!cpu_buffer || !data_page || !data_page->data || len <= RB_PAGE_HDR)
 		return -1;
 	len = min_t(size_t, len - RB_PAGE_HDR, rb_rpage_capacity(data_page));
-	raw_spin_lock_irqsave(&cb->reader_lock, flags);
-	ret = rb_page_out(cb, data_page, len, full, &missed);
-	raw_spin_unlock_irqrestore(&cb->reader_lock, flags);
+	raw_spin_lock_irqsave(&cpu_buffer->reader_lock, flags);
+	ret = rb_page_out(cpu_buffer, data_page, len, full, &missed);
+	raw_spin_unlock_irqrestore(&cpu_buffer->reader_lock, flags);
 	if (!ret)
 		rb_page_finish(data_page, missed);
 	return ret;
