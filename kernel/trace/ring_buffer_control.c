@@ -17,8 +17,9 @@
  *    claim a CPU buffer through cpu_buffer->ctl (RB_CTL_*) with one cmpxchg.
  *    A writer that an interrupt's swap overtook finds cpu_buffer->buffer changed
  *    (rb_begin_write()), and the swap refuses while any writer is open.
- *  - Iterators (and later mmap) raise resize_disabled; it is checked again
- *    under the reader locks before anything changes.
+ *  - Iterators and mappings raise resize_disabled; it is checked again
+ *    under the reader locks before anything changes. A mapped CPU buffer
+ *    keeps its pages: neither the swap nor a resize may move them.
  *
  * What it maintains:
  *  - Every ring it builds satisfies R1-R5: after a resize the sub-buffers
@@ -37,6 +38,7 @@
 #include <linux/cpuhotplug.h>
 #include <linux/cpu.h>
 #include <linux/gfp.h>
+#include <linux/highmem.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/poll.h>
@@ -191,6 +193,7 @@ static struct rb_cpu_buffer *rb_alloc_cpu_buffer(struct trace_buffer *buffer, in
 	cpu_buffer->cpu = cpu;
 	raw_spin_lock_init(&cpu_buffer->reader_lock);
 	lockdep_set_class(&cpu_buffer->reader_lock, buffer->reader_lock_key);
+	mutex_init(&cpu_buffer->map_lock);
 	rb_waiters_init(&cpu_buffer->waiters, true);
 	rb_ring_swap(cpu_buffer, &ring);
 	rb_reset_cpu_ring(cpu_buffer);
@@ -202,6 +205,8 @@ static void rb_free_cpu_buffer(struct rb_cpu_buffer *cpu_buffer, unsigned int or
 	struct rb_ring ring = {};
 
 	irq_work_sync(&cpu_buffer->waiters.work);
+	/* Every vma holds the trace file open, and so the buffer. */
+	WARN_ON_ONCE(cpu_buffer->mapped);
 	rb_ring_swap(cpu_buffer, &ring);
 	rb_ring_free(&ring, order);
 	if (cpu_buffer->spare)
@@ -210,19 +215,6 @@ static void rb_free_cpu_buffer(struct rb_cpu_buffer *cpu_buffer, unsigned int or
 }
 
 /* ---- quiescing ---- */
-
-/* Claim @cpu_buffer for @state (RB_CTL_*): false if another claim holds it. */
-static bool rb_ctl_claim(struct rb_cpu_buffer *cpu_buffer, int state)
-{
-	rb_test_point(cpu_buffer, RB_TP_CONTROL);
-	return atomic_cmpxchg(&cpu_buffer->ctl, RB_CTL_IDLE, state) == RB_CTL_IDLE;
-}
-
-/* Give a claim back: what it changed is visible to the next claimer. */
-static void rb_ctl_release(struct rb_cpu_buffer *cpu_buffer)
-{
-	atomic_set_release(&cpu_buffer->ctl, RB_CTL_IDLE);	/* pairs with rb_ctl_claim() */
-}
 
 static bool rb_is_quiesced(struct rb_cpu_buffer *cpu_buffer)
 {
@@ -468,8 +460,8 @@ static int rb_resize_locked(struct trace_buffer *buffer, unsigned long size, int
  * made while the buffer is being rebuilt fail.
  *
  * Return: 0 on success; -ENODEV for a CPU that cannot exist, -EINVAL for an
- * invalid CPU or a size too large, -EBUSY while an iterator is open,
- * -ENOMEM. On error nothing changed. A possible CPU that has no buffer yet
+ * invalid CPU or a size too large, -EBUSY while an iterator is open or the
+ * CPU buffer is mapped, -ENOMEM. On error nothing changed. A possible CPU that has no buffer yet
  * is left alone (it gets one when it comes up), as trace.c expects.
  */
 int ring_buffer_resize(struct trace_buffer *buffer, unsigned long size, int cpu_id)
@@ -583,7 +575,7 @@ static int rb_order_locked(struct trace_buffer *buffer, unsigned int order)
  * sub-buffers); its data is dropped and its counters are reset.
  *
  * Return: 0 on success, -EINVAL for a bad order, -EBUSY while an iterator
- * is open, -ENOMEM. On error nothing changed.
+ * is open or a CPU buffer is mapped, -ENOMEM. On error nothing changed.
  */
 int ring_buffer_subbuf_order_set(struct trace_buffer *buffer, int order)
 {
@@ -617,6 +609,7 @@ static void rb_reset_quiesced(struct trace_buffer *buffer)
 			continue;
 		raw_spin_lock_irqsave(&cpu_buffer->reader_lock, flags);
 		rb_reset_cpu_ring(cpu_buffer);
+		rb_meta_update(cpu_buffer);
 		raw_spin_unlock_irqrestore(&cpu_buffer->reader_lock, flags);
 	}
 	rb_resume_cpus(buffer);
@@ -684,8 +677,9 @@ static bool rb_recording_off(struct trace_buffer *buffer, struct rb_cpu_buffer *
  * Used for snapshots; may be called with interrupts off, normally on @cpu.
  *
  * Return: 0 on success, -EINVAL if the CPU or the geometry differ, -EAGAIN
- * if recording is off on either side, -EBUSY if either is being written or
- * resized.
+ * if recording is off on either side, -EBUSY if either is being written,
+ * resized or mapped (trace.c refuses snapshots while mapped, so the last
+ * also warns).
  */
 int ring_buffer_swap_cpu(struct trace_buffer *buffer_a, struct trace_buffer *buffer_b, int cpu)
 {
@@ -704,6 +698,9 @@ int ring_buffer_swap_cpu(struct trace_buffer *buffer_a, struct trace_buffer *buf
 		rb_ctl_release(cpu_buffer_a);
 		return -EBUSY;
 	}
+	/* Mapped pages must stay where user space sees them. */
+	if (WARN_ON_ONCE(READ_ONCE(cpu_buffer_a->mapped) || READ_ONCE(cpu_buffer_b->mapped)))
+		goto release;
 	/*
 	 * The geometry only now: an order change or resize that held either
 	 * claim may have finished just before ours, and none can start now.
@@ -1052,6 +1049,33 @@ size_t ring_buffer_nr_dirty_pages(struct trace_buffer *buffer, int cpu)
 	struct rb_cpu_buffer *cpu_buffer = rb_cpu(buffer, cpu);
 
 	return cpu_buffer ? rb_dirty(cpu_buffer) : 0;
+}
+
+/**
+ * rb_meta_update - show the reader's position and the counters to user space
+ * @cpu_buffer: the per-CPU buffer; the caller holds its reader_lock
+ *
+ * Does nothing unless the CPU buffer is mapped. Writers never call this:
+ * the meta page changes only at the first map, at GET_READER and at a
+ * reset. pages_lost and pages_touched (6.12's Reserved1 and Reserved2)
+ * count the sub-buffers lost to overwriting and those the writer entered.
+ */
+void rb_meta_update(struct rb_cpu_buffer *cpu_buffer)
+{
+	struct trace_buffer_meta *meta = cpu_buffer->meta;
+
+	if (!meta)
+		return;
+	meta->reader.id = cpu_buffer->map_id[cpu_buffer->reader_id];
+	meta->reader.read = cpu_buffer->read_pos;
+	meta->reader.lost_events = cpu_buffer->lost_events;
+	meta->entries = local_read(&cpu_buffer->entries);
+	meta->overrun = local_read(&cpu_buffer->overrun);
+	meta->read = cpu_buffer->read_events;
+	meta->pages_lost = local_read(&cpu_buffer->subbufs_evicted);
+	meta->pages_touched = local_read(&cpu_buffer->subbufs_entered);
+	/* Where the kernel's and user space's views of a page do not share a cache. */
+	flush_kernel_vmap_range(meta, PAGE_SIZE);
 }
 
 /* ---- clocks ---- */
@@ -1447,30 +1471,10 @@ int trace_rb_cpu_prepare(unsigned int cpu, struct hlist_node *node)
 }
 
 /*
- * ---- mmap and persistent ranges: not supported yet ----
+ * ---- persistent ranges: not supported yet ----
  *
- * No mapping can exist, so there is nothing to duplicate, unmap or hand
- * out; no buffer lives in a caller's range or holds a previous boot's data.
+ * No buffer lives in a caller's range or holds a previous boot's data.
  */
-
-int ring_buffer_map(struct trace_buffer *buffer, int cpu, struct vm_area_struct *vma)
-{
-	return -EOPNOTSUPP;
-}
-
-void ring_buffer_map_dup(struct trace_buffer *buffer, int cpu)
-{
-}
-
-int ring_buffer_unmap(struct trace_buffer *buffer, int cpu)
-{
-	return -ENODEV;
-}
-
-int ring_buffer_map_get_reader(struct trace_buffer *buffer, int cpu)
-{
-	return -ENODEV;
-}
 
 struct trace_buffer *
 __ring_buffer_alloc_range(unsigned long size, unsigned int flags, int order,

@@ -8,6 +8,7 @@
  *   ring_buffer.c            the ring: write path, publish, the reader's swap
  *   ring_buffer_read.c       consuming reads, iterators, page reads
  *   ring_buffer_control.c    allocation, resize, reset, swap, stats, waiting
+ *   ring_buffer_map.c        user-space mappings: the meta page, GET_READER
  *
  * A per-CPU buffer is an array of sub-buffer descriptors indexed by a small
  * id, and a ring of nr slots holding ids in the order the writer fills
@@ -320,6 +321,17 @@ struct rb_cpu_buffer {
 	struct rb_page		*spare;		/* a free page for read pages */
 	unsigned int		spare_order;
 	struct rb_waiters	waiters;
+
+	/*
+	 * User-space mappings (ring_buffer_map.c). mapped, meta and the mmap
+	 * ids change under map_lock, buffer->mutex and reader_lock together,
+	 * so holding any one of them is enough to read them.
+	 */
+	struct mutex		map_lock;	/* map, unmap and GET_READER */
+	unsigned int		mapped;		/* vmas that map this CPU buffer */
+	struct trace_buffer_meta *meta;		/* the meta page, while mapped */
+	u32			*map_id;	/* by id: its mmap id */
+	u32			*map_subbuf;	/* by mmap id: the id */
 };
 
 struct rb_test_hook;
@@ -346,11 +358,13 @@ struct trace_buffer {
 #define RB_BUFFER_OFF		BIT(20)
 
 /*
- * A control operation (under buffer->mutex) and the snapshot swap (any
- * context, interrupts off) each claim a CPU buffer with one cmpxchg from
- * RB_CTL_IDLE, so neither can act on a CPU buffer the other is moving.
+ * A control operation (under buffer->mutex), the snapshot swap (any
+ * context, interrupts off) and a first mapping (ring_buffer_map.c) each
+ * claim a CPU buffer with one cmpxchg from RB_CTL_IDLE, so none can act on
+ * a CPU buffer another is moving: in particular the swap either sees a
+ * mapping and refuses, or has moved the CPU buffer before it is mapped.
  */
-enum { RB_CTL_IDLE, RB_CTL_QUIESCED, RB_CTL_SWAPPING };
+enum { RB_CTL_IDLE, RB_CTL_QUIESCED, RB_CTL_SWAPPING, RB_CTL_MAPPING };
 
 struct buffer_data_read_page {
 	unsigned int	order;
@@ -770,6 +784,19 @@ static __always_inline void rb_open_add(struct rb_cpu_buffer *cpu_buffer, long n
 	barrier();	/* a nested writer must see the count before our next step */
 }
 
+/* Claim @cpu_buffer for @state (RB_CTL_*): false if another claim holds it. */
+static inline bool rb_ctl_claim(struct rb_cpu_buffer *cpu_buffer, int state)
+{
+	rb_test_point(cpu_buffer, RB_TP_CONTROL);
+	return atomic_cmpxchg(&cpu_buffer->ctl, RB_CTL_IDLE, state) == RB_CTL_IDLE;
+}
+
+/* Give a claim back: what it changed is visible to the next claimer. */
+static inline void rb_ctl_release(struct rb_cpu_buffer *cpu_buffer)
+{
+	atomic_set_release(&cpu_buffer->ctl, RB_CTL_IDLE);	/* pairs with rb_ctl_claim() */
+}
+
 /* ---- defined in ring_buffer.c, for the layers above ---- */
 
 /* Publish everything up to write word @w; also used by control ops, quiesced. */
@@ -779,5 +806,13 @@ bool rb_reader_refill(struct rb_cpu_buffer *cpu_buffer);
 bool rb_unread(struct rb_cpu_buffer *cpu_buffer, u32 *id);
 bool rb_watermark_hit(struct rb_cpu_buffer *cpu_buffer, int full);
 unsigned long rb_dirty(struct rb_cpu_buffer *cpu_buffer);
+
+/* ---- defined in ring_buffer_read.c ---- */
+
+void rb_reader_consume(struct rb_cpu_buffer *cpu_buffer, unsigned int end);
+
+/* ---- defined in ring_buffer_control.c ---- */
+
+void rb_meta_update(struct rb_cpu_buffer *cpu_buffer);
 
 #endif /* _RING_BUFFER_INTERNAL_H */

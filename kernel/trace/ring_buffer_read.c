@@ -168,6 +168,22 @@ static void rb_advance_reader(struct rb_cpu_buffer *cpu_buffer)
 	cpu_buffer->reader_gen++;
 }
 
+/**
+ * rb_reader_consume - consume the reader's sub-buffer up to @end
+ * @cpu_buffer: the per-CPU buffer; the caller holds its reader_lock
+ * @end: a committed length of the reader's sub-buffer
+ *
+ * For a reader that reads the page in place (GET_READER on a mapping):
+ * the events are counted read as if consumed one by one. A pending loss
+ * stays for whoever reports it.
+ */
+void rb_reader_consume(struct rb_cpu_buffer *cpu_buffer, unsigned int end)
+{
+	while (cpu_buffer->read_pos < end)
+		rb_reader_pass(cpu_buffer, end);
+	cpu_buffer->reader_gen++;
+}
+
 static struct ring_buffer_event *
 rb_read_next(struct trace_buffer *buffer, int cpu, u64 *ts, unsigned long *lost,
 	     bool consume)
@@ -778,7 +794,8 @@ static int rb_page_out(struct rb_cpu_buffer *cpu_buffer, struct buffer_data_read
 	if (!rb_reader_refill(cpu_buffer))
 		return -1;
 	size = rb_committed(cpu_buffer, cpu_buffer->reader_id, &closed);
-	if (!cpu_buffer->read_pos && closed && size <= room &&
+	/* A mapped CPU buffer's pages are user space's too: copy. */
+	if (!cpu_buffer->read_pos && closed && size <= room && !cpu_buffer->mapped &&
 	    rpage->order == cpu_buffer->buffer->subbuf_order)
 		rb_page_swap(cpu_buffer, rpage, size);
 	else if ((full && !closed) || !rb_page_copy(cpu_buffer, rpage->data, room))
@@ -818,7 +835,8 @@ static void rb_page_finish(struct buffer_data_read_page *rpage, unsigned long mi
  * @full: only succeed once the writer has left the sub-buffer read
  *
  * The events are consumed. When the reader's sub-buffer is unread, complete
- * and fits, it is exchanged with @data_page's memory instead of copied.
+ * and fits, it is exchanged with @data_page's memory instead of copied,
+ * unless the CPU buffer is mapped into user space.
  * A loss before the page sets RB_MISSED_EVENTS in its commit word, and with
  * room, RB_MISSED_STORED and the count after the data. The rest is zeroed.
  *

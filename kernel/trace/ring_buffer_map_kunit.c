@@ -1,0 +1,553 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of user-space mappings of a CPU buffer, through a real mm:
+ * the test thread gets one (kunit_vm_mmap()), maps a file whose mmap is
+ * ring_buffer_map(), as trace_pipe_raw's is, and reads the meta page and
+ * the sub-buffers with copy_from_user(), as user space would.
+ *
+ * Only include/linux/ring_buffer.h and the uapi meta page are used, so the
+ * suite runs on the upstream ring buffer as well.
+ */
+#include <kunit/test.h>
+#include <linux/anon_inodes.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/mm.h>
+#include <linux/mman.h>
+#include <linux/ring_buffer.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+/* The reader ABI, spelled out rather than taken from the code. */
+struct rbm_subbuf {
+	u64		time_stamp;
+	unsigned long	commit;
+	unsigned char	data[];
+};
+
+#define RBM_HDR			offsetof(struct rbm_subbuf, data)
+#define RBM_MISSED_EVENTS	BIT(31)
+#define RBM_MISSED_STORED	BIT(30)
+#define RBM_LEN(c)		((c) & ~(RBM_MISSED_EVENTS | RBM_MISSED_STORED))
+#define RBM_SUBBUFS		6	/* data sub-buffers of the test buffers */
+
+struct rbm {
+	struct kunit		*test;
+	struct trace_buffer	*buffer;
+	int			cpu;
+	struct file		*file;
+	unsigned long		addr;	/* the whole layout, mapped read-only */
+	unsigned long		len;
+	unsigned int		subbuf_size;
+	unsigned int		nr_subbufs;
+	u64			next;	/* the payload of the next event written */
+	u64			seen;	/* the payload of the next event expected */
+	void			*page;	/* a copy of one sub-buffer */
+};
+
+/* ---- the file trace_pipe_raw would be ---- */
+
+static void rbm_vma_open(struct vm_area_struct *vma)
+{
+	struct rbm *m = vma->vm_file->private_data;
+
+	ring_buffer_map_dup(m->buffer, m->cpu);
+}
+
+static void rbm_vma_close(struct vm_area_struct *vma)
+{
+	struct rbm *m = vma->vm_file->private_data;
+
+	WARN_ON(ring_buffer_unmap(m->buffer, m->cpu));
+}
+
+static int rbm_may_split(struct vm_area_struct *vma, unsigned long addr)
+{
+	return -EINVAL;
+}
+
+static const struct vm_operations_struct rbm_vm_ops = {
+	.open		= rbm_vma_open,
+	.close		= rbm_vma_close,
+	.may_split	= rbm_may_split,
+};
+
+static int rbm_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct rbm *m = file->private_data;
+	int err = ring_buffer_map(m->buffer, m->cpu, vma);
+
+	vma->vm_ops = &rbm_vm_ops;
+	return err;
+}
+
+static const struct file_operations rbm_fops = {
+	.mmap	= rbm_mmap,
+};
+
+/* ---- helpers ---- */
+
+/* mmap() at @pgoff for @len bytes; the address, or a negative errno. */
+static long rbm_map(struct rbm *m, unsigned long len, unsigned long prot, unsigned long flags,
+		    unsigned long pgoff)
+{
+	unsigned long addr = vm_mmap(m->file, 0, len, prot, flags, pgoff << PAGE_SHIFT);
+
+	return (long)addr;
+}
+
+static void rbm_meta(struct rbm *m, struct trace_buffer_meta *meta)
+{
+	KUNIT_ASSERT_EQ(m->test, copy_from_user(meta, (void __user *)m->addr, sizeof(*meta)), 0);
+}
+
+/* Copy the sub-buffer of mmap id @id into m->page. */
+static struct rbm_subbuf *rbm_read_subbuf(struct rbm *m, u32 id)
+{
+	void __user *src = (void __user *)(m->addr + m->subbuf_size * (id + 1UL));
+
+	KUNIT_ASSERT_LT(m->test, id, m->nr_subbufs);
+	KUNIT_ASSERT_EQ(m->test, copy_from_user(m->page, src, m->subbuf_size), 0);
+	return m->page;
+}
+
+static int rbm_get_reader(struct rbm *m, struct trace_buffer_meta *meta)
+{
+	int err = ring_buffer_map_get_reader(m->buffer, m->cpu);
+
+	if (!err)
+		rbm_meta(m, meta);
+	return err;
+}
+
+/* Write @n numbered events of @bytes payload bytes on m->cpu. */
+static void rbm_write(struct rbm *m, unsigned int n, unsigned int bytes)
+{
+	u64 buf[16] = {};
+
+	KUNIT_ASSERT_LE(m->test, bytes, sizeof(buf));
+	KUNIT_ASSERT_EQ(m->test, raw_smp_processor_id(), m->cpu);
+	while (n--) {
+		buf[0] = m->next++;
+		KUNIT_ASSERT_EQ(m->test, ring_buffer_write(m->buffer, bytes, buf), 0);
+	}
+}
+
+/*
+ * The item at @pos of @sb: 1 for a data event (its payload in *@payload),
+ * 0 for a time event or padding, -1 at the end of the events. *@size gets
+ * its bytes.
+ */
+static int rbm_item(struct rbm_subbuf *sb, unsigned int pos, unsigned int *size, u64 *payload)
+{
+	struct ring_buffer_event *e = (void *)&sb->data[pos];
+
+	switch (e->type_len) {
+	case RINGBUF_TYPE_PADDING:
+		if (!e->time_delta)
+			return -1;
+		*size = e->array[0] + 4;
+		return 0;
+	case RINGBUF_TYPE_TIME_EXTEND:
+	case RINGBUF_TYPE_TIME_STAMP:
+		*size = 8;
+		return 0;
+	case 0:
+		*size = e->array[0] + 4;
+		memcpy(payload, &e->array[1], sizeof(*payload));
+		return 1;
+	default:
+		*size = e->type_len * 4 + 4;
+		memcpy(payload, &e->array[0], sizeof(*payload));
+		return 1;
+	}
+}
+
+/*
+ * Walk the events of m->page from @from to @to: each data event must carry
+ * m->seen, which then advances. Returns the number of data events.
+ */
+static unsigned int rbm_walk(struct rbm *m, unsigned int from, unsigned int to)
+{
+	unsigned int pos = from, n = 0, size;
+	u64 payload;
+	int kind;
+
+	while (pos < to) {
+		kind = rbm_item(m->page, pos, &size, &payload);
+		if (kind < 0)
+			break;
+		if (kind) {
+			KUNIT_EXPECT_EQ(m->test, payload, m->seen);
+			m->seen = payload + 1;
+			n++;
+		}
+		KUNIT_ASSERT_LE(m->test, pos + size, to);
+		pos += size;
+	}
+	return n;
+}
+
+/* The payload of the first data event of m->page. */
+static u64 rbm_first(struct rbm *m, unsigned int len)
+{
+	unsigned int pos = 0, size;
+	u64 payload = 0;
+	int kind;
+
+	while (pos < len) {
+		kind = rbm_item(m->page, pos, &size, &payload);
+		if (kind)
+			break;
+		pos += size;
+	}
+	KUNIT_EXPECT_EQ(m->test, kind, 1);
+	return payload;
+}
+
+/*
+ * Hand out everything written so far through GET_READER and check it:
+ * the same id again continues where the last call stopped. Returns the
+ * ids seen, as a bitmap.
+ */
+static unsigned long rbm_drain(struct rbm *m, struct trace_buffer_meta *meta)
+{
+	unsigned int tries = 4 * m->nr_subbufs, from;
+	unsigned long ids = 0;
+	u32 id;
+
+	while (m->seen < m->next && tries--) {
+		id = meta->reader.id;
+		from = meta->reader.read;
+		KUNIT_ASSERT_EQ(m->test, rbm_get_reader(m, meta), 0);
+		KUNIT_ASSERT_LT(m->test, meta->reader.id, m->nr_subbufs);
+		rbm_read_subbuf(m, meta->reader.id);
+		if (meta->reader.id != id)
+			from = 0;
+		ids |= BIT(meta->reader.id);
+		rbm_walk(m, from, meta->reader.read);
+	}
+	KUNIT_EXPECT_EQ(m->test, m->seen, m->next);
+	return ids;
+}
+
+/*
+ * Each case sets up and tears down itself: the mm belongs to the case's
+ * thread, and its mappings must be gone before the buffer is freed. A case
+ * that fails an assertion leaks its buffer rather than free it under
+ * mappings that its dying thread is still tearing down.
+ */
+static struct rbm *rbm_setup(struct kunit *test)
+{
+	struct rbm *m = kunit_kzalloc(test, sizeof(*m), GFP_KERNEL);
+	struct trace_buffer_meta meta;
+
+	KUNIT_ASSERT_NOT_NULL(test, m);
+	m->test = test;
+	/* Every event of a case goes to one CPU, which the case stays on. */
+	m->cpu = raw_smp_processor_id();
+	KUNIT_ASSERT_EQ(test, set_cpus_allowed_ptr(current, cpumask_of(m->cpu)), 0);
+	m->buffer = ring_buffer_alloc(RBM_SUBBUFS * (PAGE_SIZE - RBM_HDR), RB_FL_OVERWRITE);
+	KUNIT_ASSERT_NOT_NULL(test, m->buffer);
+	/* Writable, so that the ring buffer itself must refuse PROT_WRITE. */
+	m->file = anon_inode_getfile("rbm", &rbm_fops, m, O_RDWR);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(m->file));
+	/* kunit_vm_mmap() gives the thread an mm; map the meta page alone first. */
+	m->addr = kunit_vm_mmap(test, m->file, 0, PAGE_SIZE, PROT_READ, MAP_SHARED, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(m->addr));
+	KUNIT_ASSERT_NE(test, m->addr, 0);
+	rbm_meta(m, &meta);
+	m->subbuf_size = meta.subbuf_size;
+	m->nr_subbufs = meta.nr_subbufs;
+	KUNIT_ASSERT_EQ(test, vm_munmap(m->addr, PAGE_SIZE), 0);
+	m->len = (m->nr_subbufs + 1UL) * m->subbuf_size;
+	m->addr = rbm_map(m, m->len, PROT_READ, MAP_SHARED, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(m->addr));
+	m->page = kunit_kzalloc(test, m->subbuf_size, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, m->page);
+	return m;
+}
+
+static void rbm_teardown(struct rbm *m)
+{
+	if (m->addr)
+		KUNIT_EXPECT_EQ(m->test, vm_munmap(m->addr, m->len), 0);
+	fput(m->file);
+	KUNIT_EXPECT_EQ(m->test, ring_buffer_unmap(m->buffer, m->cpu), -ENODEV);
+	ring_buffer_free(m->buffer);
+	set_cpus_allowed_ptr(current, cpu_possible_mask);
+}
+
+/* ---- tests ---- */
+
+/* A fresh mapping: the meta page's fields and the zeroed counters. */
+static void rbm_meta_fresh(struct kunit *test)
+{
+	struct rbm *m = rbm_setup(test);
+	struct trace_buffer_meta meta;
+
+	rbm_meta(m, &meta);
+	KUNIT_EXPECT_EQ(test, meta.meta_page_size, PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, meta.subbuf_size, PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, meta.meta_struct_len, 80);
+	KUNIT_EXPECT_EQ(test, meta.nr_subbufs,
+			ring_buffer_size(m->buffer, m->cpu) / (PAGE_SIZE - RBM_HDR) + 1);
+	KUNIT_EXPECT_EQ(test, meta.reader.id, 0);
+	KUNIT_EXPECT_EQ(test, meta.reader.read, 0);
+	KUNIT_EXPECT_EQ(test, meta.flags, 0);
+	KUNIT_EXPECT_EQ(test, meta.entries, 0);
+	KUNIT_EXPECT_EQ(test, meta.overrun, 0);
+	KUNIT_EXPECT_EQ(test, meta.read, 0);
+	/* No data: GET_READER succeeds and hands out nothing. */
+	KUNIT_EXPECT_EQ(test, rbm_get_reader(m, &meta), 0);
+	KUNIT_EXPECT_EQ(test, meta.reader.id, 0);
+	KUNIT_EXPECT_EQ(test, meta.reader.read, 0);
+	rbm_teardown(m);
+}
+
+/*
+ * GET_READER hands out the events in order; while the writer is still on
+ * the reader's sub-buffer, the same id comes back with more bytes read.
+ */
+static void rbm_get_reader_appends(struct kunit *test)
+{
+	struct rbm *m = rbm_setup(test);
+	struct trace_buffer_meta meta;
+	unsigned int read;
+	u32 id;
+
+	rbm_write(m, 10, 8);
+	KUNIT_ASSERT_EQ(test, rbm_get_reader(m, &meta), 0);
+	id = meta.reader.id;
+	read = meta.reader.read;
+	KUNIT_EXPECT_NE(test, id, 0);
+	KUNIT_EXPECT_EQ(test, meta.entries, 10);
+	KUNIT_EXPECT_EQ(test, meta.read, 10);
+	rbm_read_subbuf(m, id);
+	KUNIT_EXPECT_EQ(test, rbm_walk(m, 0, read), 10);
+	KUNIT_EXPECT_EQ(test, RBM_LEN(((struct rbm_subbuf *)m->page)->commit), read);
+
+	/* Nothing new: the same id and position. */
+	KUNIT_ASSERT_EQ(test, rbm_get_reader(m, &meta), 0);
+	KUNIT_EXPECT_EQ(test, meta.reader.id, id);
+	KUNIT_EXPECT_EQ(test, meta.reader.read, read);
+
+	rbm_write(m, 5, 8);
+	KUNIT_ASSERT_EQ(test, rbm_get_reader(m, &meta), 0);
+	KUNIT_EXPECT_EQ(test, meta.reader.id, id);
+	KUNIT_EXPECT_GT(test, meta.reader.read, read);
+	KUNIT_EXPECT_EQ(test, meta.read, 15);
+	rbm_read_subbuf(m, id);
+	KUNIT_EXPECT_EQ(test, rbm_walk(m, read, meta.reader.read), 5);
+	rbm_teardown(m);
+}
+
+/*
+ * Sub-buffer after sub-buffer, every event once and in order, and the
+ * mmap ids a permutation: each id handed out must hold the data just
+ * written, so an id that named another page would show stale events.
+ */
+static void rbm_ids_follow_pages(struct kunit *test)
+{
+	struct rbm *m = rbm_setup(test);
+	struct trace_buffer_meta meta;
+	unsigned long ids = 0;
+	unsigned int round;
+
+	rbm_meta(m, &meta);
+	for (round = 0; round < 3 * m->nr_subbufs; round++) {
+		/* About half a sub-buffer: the writer leaves one every other round. */
+		rbm_write(m, (m->subbuf_size - RBM_HDR) / 32, 8);
+		ids |= rbm_drain(m, &meta);
+	}
+	KUNIT_EXPECT_EQ(test, meta.read, m->next);
+	KUNIT_EXPECT_EQ(test, meta.entries, m->next);
+	KUNIT_EXPECT_EQ(test, meta.overrun, 0);
+	/* Every sub-buffer served, the first reader's (id 0) perhaps not. */
+	KUNIT_EXPECT_EQ(test, ids | BIT(0), GENMASK(m->nr_subbufs - 1, 0));
+	rbm_teardown(m);
+}
+
+/*
+ * The writer laps the ring while user space holds the reader's sub-buffer:
+ * the held bytes do not change, and the next sub-buffer flags the loss and
+ * counts it exactly.
+ */
+static void rbm_overwrite_while_held(struct kunit *test)
+{
+	struct rbm *m = rbm_setup(test);
+	struct trace_buffer_meta meta;
+	struct rbm_subbuf *sb;
+	unsigned int per, read;
+	void *held;
+	u64 before, overrun;
+	u32 id;
+
+	held = kunit_kzalloc(test, m->subbuf_size, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, held);
+	/* 24-byte payloads take 28 bytes: a full sub-buffer keeps room for a count. */
+	per = (m->subbuf_size - RBM_HDR) / 28;	/* at least a sub-buffer's worth */
+	rbm_write(m, 2 * per, 24);
+	KUNIT_ASSERT_EQ(test, rbm_get_reader(m, &meta), 0);
+	id = meta.reader.id;
+	read = meta.reader.read;
+	rbm_read_subbuf(m, id);
+	memcpy(held, m->page, m->subbuf_size);
+	/* Where events are 8-byte aligned they take 32 bytes: count them. */
+	per = rbm_walk(m, 0, read);
+	KUNIT_ASSERT_GT(test, per, 0);
+
+	rbm_write(m, 3 * m->nr_subbufs * per, 24);
+	rbm_read_subbuf(m, id);
+	KUNIT_EXPECT_MEMEQ(test, m->page, held, m->subbuf_size);
+
+	before = m->seen;
+	KUNIT_ASSERT_EQ(test, rbm_get_reader(m, &meta), 0);
+	KUNIT_ASSERT_NE(test, meta.reader.id, id);
+	overrun = meta.overrun;
+	KUNIT_EXPECT_GT(test, overrun, 0);
+	KUNIT_EXPECT_EQ(test, meta.reader.lost_events, 0);
+	sb = rbm_read_subbuf(m, meta.reader.id);
+	KUNIT_ASSERT_TRUE(test, sb->commit & RBM_MISSED_EVENTS);
+	KUNIT_ASSERT_TRUE(test, sb->commit & RBM_MISSED_STORED);
+	/* The first event after the loss tells how many were lost. */
+	m->seen = rbm_first(m, RBM_LEN(sb->commit));
+	KUNIT_EXPECT_EQ(test, *(unsigned long *)&sb->data[RBM_LEN(sb->commit)], m->seen - before);
+	KUNIT_EXPECT_EQ(test, overrun, m->seen - before);
+	rbm_walk(m, 0, RBM_LEN(sb->commit));
+	rbm_teardown(m);
+}
+
+/* While mapped the pages stay put: no resize, no order change. */
+static void rbm_refusals(struct kunit *test)
+{
+	struct rbm *m = rbm_setup(test);
+	unsigned long size = ring_buffer_size(m->buffer, m->cpu);
+
+	KUNIT_EXPECT_EQ(test, ring_buffer_resize(m->buffer, 2 * size, m->cpu), -EBUSY);
+	KUNIT_EXPECT_EQ(test, ring_buffer_resize(m->buffer, 2 * size, RING_BUFFER_ALL_CPUS),
+			-EBUSY);
+	KUNIT_EXPECT_EQ(test, ring_buffer_subbuf_order_set(m->buffer, 1), -EBUSY);
+	KUNIT_EXPECT_EQ(test, ring_buffer_subbuf_order_get(m->buffer), 0);
+	KUNIT_EXPECT_EQ(test, ring_buffer_size(m->buffer, m->cpu), size);
+
+	/* Writable, executable, private, misplaced or oversized: refused. */
+	KUNIT_EXPECT_EQ(test, rbm_map(m, PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, 0), -EPERM);
+	KUNIT_EXPECT_EQ(test, rbm_map(m, PAGE_SIZE, PROT_READ | PROT_EXEC, MAP_SHARED, 0), -EPERM);
+	KUNIT_EXPECT_EQ(test, rbm_map(m, PAGE_SIZE, PROT_READ, MAP_PRIVATE, 0), -EPERM);
+	KUNIT_EXPECT_EQ(test, rbm_map(m, PAGE_SIZE, PROT_READ, MAP_SHARED, m->nr_subbufs + 1),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, rbm_map(m, m->len + PAGE_SIZE, PROT_READ, MAP_SHARED, 0), -EINVAL);
+	KUNIT_EXPECT_EQ(test, rbm_map(m, m->len, PROT_READ, MAP_SHARED, 1), -EINVAL);
+	/* A partial munmap is refused; the mapping stays whole. */
+	KUNIT_EXPECT_NE(test, vm_munmap(m->addr, PAGE_SIZE), 0);
+
+	/* After the last unmap: resize works, and the CPU is not mapped. */
+	KUNIT_ASSERT_EQ(test, vm_munmap(m->addr, m->len), 0);
+	m->addr = 0;
+	KUNIT_EXPECT_EQ(test, ring_buffer_unmap(m->buffer, m->cpu), -ENODEV);
+	KUNIT_EXPECT_EQ(test, ring_buffer_map_get_reader(m->buffer, m->cpu), -ENODEV);
+	KUNIT_EXPECT_EQ(test, ring_buffer_resize(m->buffer, 2 * size, m->cpu), 0);
+	KUNIT_EXPECT_GT(test, ring_buffer_size(m->buffer, m->cpu), size);
+	KUNIT_EXPECT_EQ(test, ring_buffer_subbuf_order_set(m->buffer, 1), 0);
+	KUNIT_EXPECT_EQ(test, ring_buffer_unmap(m->buffer, nr_cpu_ids), -EINVAL);
+	rbm_teardown(m);
+}
+
+/* Two mappings share one numbering; only the last unmap ends it. */
+static void rbm_two_mappings(struct kunit *test)
+{
+	struct rbm *m = rbm_setup(test);
+	struct trace_buffer_meta meta, meta2;
+	long addr2;
+
+	rbm_write(m, 4, 8);
+	addr2 = rbm_map(m, m->len, PROT_READ, MAP_SHARED, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(addr2));
+	KUNIT_ASSERT_EQ(test, rbm_get_reader(m, &meta), 0);
+	KUNIT_ASSERT_EQ(test, copy_from_user(&meta2, (void __user *)addr2, sizeof(meta2)), 0);
+	KUNIT_EXPECT_MEMEQ(test, &meta, &meta2, sizeof(meta));
+	KUNIT_ASSERT_EQ(test, vm_munmap(addr2, m->len), 0);
+	KUNIT_EXPECT_EQ(test, ring_buffer_resize(m->buffer, PAGE_SIZE * 64, m->cpu), -EBUSY);
+	KUNIT_EXPECT_EQ(test, rbm_get_reader(m, &meta), 0);
+	rbm_read_subbuf(m, meta.reader.id);
+	KUNIT_EXPECT_EQ(test, rbm_walk(m, 0, meta.reader.read), 4);
+	rbm_teardown(m);
+}
+
+/* A reset while mapped refreshes the meta page; the mapping goes on. */
+static void rbm_reset(struct kunit *test)
+{
+	struct rbm *m = rbm_setup(test);
+	struct trace_buffer_meta meta;
+
+	rbm_write(m, 20, 8);
+	KUNIT_ASSERT_EQ(test, rbm_get_reader(m, &meta), 0);
+	ring_buffer_reset_cpu(m->buffer, m->cpu);
+	rbm_meta(m, &meta);
+	KUNIT_EXPECT_EQ(test, meta.entries, 0);
+	KUNIT_EXPECT_EQ(test, meta.read, 0);
+	KUNIT_EXPECT_EQ(test, meta.overrun, 0);
+	KUNIT_EXPECT_EQ(test, meta.reader.read, 0);
+	KUNIT_EXPECT_LT(test, meta.reader.id, m->nr_subbufs);
+	m->seen = m->next;
+	rbm_write(m, 7, 8);
+	KUNIT_ASSERT_EQ(test, rbm_get_reader(m, &meta), 0);
+	KUNIT_EXPECT_EQ(test, meta.entries, 7);
+	rbm_read_subbuf(m, meta.reader.id);
+	KUNIT_EXPECT_EQ(test, rbm_walk(m, 0, meta.reader.read), 7);
+	rbm_teardown(m);
+}
+
+/*
+ * ring_buffer_read_page() of a mapped CPU copies: the page stays mapped
+ * under its id, so later sub-buffers handed out by id still hold their data.
+ */
+static void rbm_read_page_copies(struct kunit *test)
+{
+	struct rbm *m = rbm_setup(test);
+	struct buffer_data_read_page *rpage = NULL;
+	struct trace_buffer_meta meta;
+	unsigned int per = (m->subbuf_size - RBM_HDR) / 16, round;
+
+	KUNIT_ASSERT_EQ(test, ring_buffer_alloc_read_page(m->buffer, m->cpu, &rpage), 0);
+	/* A full sub-buffer, read out whole through read_page. */
+	rbm_write(m, per + 1, 8);
+	KUNIT_ASSERT_GE(test, ring_buffer_read_page(m->buffer, rpage, m->subbuf_size, m->cpu, 1),
+			0);
+	memcpy(m->page, ring_buffer_read_page_data(rpage), m->subbuf_size);
+	KUNIT_EXPECT_EQ(test, rbm_walk(m, 0, RBM_LEN(((struct rbm_subbuf *)m->page)->commit)),
+			per);
+	ring_buffer_free_read_page(m->buffer, m->cpu, rpage);
+	/* Then two laps through the mapping. */
+	rbm_meta(m, &meta);
+	for (round = 0; round < 2 * m->nr_subbufs; round++) {
+		rbm_write(m, per, 8);
+		rbm_drain(m, &meta);
+	}
+	KUNIT_EXPECT_EQ(test, meta.overrun, 0);
+	rbm_teardown(m);
+}
+
+static struct kunit_case rbm_cases[] = {
+	KUNIT_CASE(rbm_meta_fresh),
+	KUNIT_CASE(rbm_get_reader_appends),
+	KUNIT_CASE(rbm_ids_follow_pages),
+	KUNIT_CASE(rbm_overwrite_while_held),
+	KUNIT_CASE(rbm_refusals),
+	KUNIT_CASE(rbm_two_mappings),
+	KUNIT_CASE(rbm_reset),
+	KUNIT_CASE(rbm_read_page_copies),
+	{}
+};
+
+static struct kunit_suite rbm_suite = {
+	.name = "ring_buffer_map",
+	.test_cases = rbm_cases,
+};
+
+kunit_test_suite(rbm_suite);
+
+MODULE_DESCRIPTION("KUnit tests of ring buffer mappings");
+MODULE_LICENSE("GPL");
