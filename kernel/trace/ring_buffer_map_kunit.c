@@ -29,7 +29,8 @@ struct rbm_subbuf {
 #define RBM_HDR			offsetof(struct rbm_subbuf, data)
 #define RBM_MISSED_EVENTS	BIT(31)
 #define RBM_MISSED_STORED	BIT(30)
-#define RBM_LEN(c)		((c) & ~(RBM_MISSED_EVENTS | RBM_MISSED_STORED))
+/* 6.12 adds the bits as a negative int: on 64-bit the high word is set too. */
+#define RBM_LEN(c)		((c) & ((1UL << 27) - 1))
 #define RBM_SUBBUFS		6	/* data sub-buffers of the test buffers */
 
 struct rbm {
@@ -413,6 +414,7 @@ static void rbm_overwrite_while_held(struct kunit *test)
 	KUNIT_ASSERT_TRUE(test, sb->commit & RBM_MISSED_STORED);
 	/* The first event after the loss tells how many were lost. */
 	m->seen = rbm_first(m, RBM_LEN(sb->commit));
+	KUNIT_ASSERT_LE(test, RBM_LEN(sb->commit) + RBM_HDR + sizeof(long), m->subbuf_size);
 	KUNIT_EXPECT_EQ(test, *(unsigned long *)&sb->data[RBM_LEN(sb->commit)], m->seen - before);
 	KUNIT_EXPECT_EQ(test, overrun, m->seen - before);
 	rbm_walk(m, 0, RBM_LEN(sb->commit));
