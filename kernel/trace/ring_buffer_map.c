@@ -110,9 +110,17 @@ static int rb_map_first(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu_b
 	meta->subbuf_size = buffer->subbuf_size;
 	meta->nr_subbufs = n;
 
-	/* A snapshot swap in flight finishes in a few instructions. */
-	while (!rb_ctl_claim(cpu_buffer, RB_CTL_MAPPING))
-		cpu_relax();
+	/*
+	 * A snapshot swap in flight finishes in a few instructions; a swap
+	 * that moved us meanwhile makes the claim pointless.
+	 */
+	while (!rb_ctl_claim(cpu_buffer, RB_CTL_MAPPING)) {
+		if (rb_cpu(buffer, cpu_buffer->cpu) != cpu_buffer) {
+			rb_map_free(meta, ids);
+			return -EBUSY;
+		}
+		cond_resched();
+	}
 	if (rb_cpu(buffer, cpu_buffer->cpu) != cpu_buffer) {
 		err = -EBUSY;
 	} else {
@@ -335,7 +343,8 @@ static void rb_map_next(struct rb_cpu_buffer *cpu_buffer)
 	u32 reader = cpu_buffer->reader_id;
 	struct rb_page *page;
 
-	if (!rb_reader_refill(cpu_buffer))
+	/* Nothing to hand out: change nothing, not even the held page. */
+	if (!rb_unread(cpu_buffer, NULL) || !rb_reader_refill(cpu_buffer))
 		return;
 	if (cpu_buffer->reader_id != reader)
 		rb_map_flag_loss(cpu_buffer);

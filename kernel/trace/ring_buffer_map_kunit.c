@@ -236,12 +236,21 @@ static unsigned long rbm_drain(struct rbm *m, struct trace_buffer_meta *meta)
 /*
  * Each case sets up and tears down itself: the mm belongs to the case's
  * thread, and its mappings must be gone before the buffer is freed. A case
- * that fails an assertion leaks its buffer rather than free it under
- * mappings that its dying thread is still tearing down.
+ * that fails an assertion leaks its buffer and its struct rbm rather than
+ * free them under mappings that its dying thread is still tearing down.
  */
+/* One tick per call: no TIME_EXTEND, so sub-buffers hold a known count. */
+static u64 rbm_clock(void)
+{
+	static atomic64_t now;
+
+	return atomic64_inc_return(&now);
+}
+
 static struct rbm *rbm_setup(struct kunit *test)
 {
-	struct rbm *m = kunit_kzalloc(test, sizeof(*m), GFP_KERNEL);
+	/* Not kunit_kzalloc(): a failed case's dying mm may still close vmas on it. */
+	struct rbm *m = kzalloc(sizeof(*m), GFP_KERNEL);
 	struct trace_buffer_meta meta;
 
 	KUNIT_ASSERT_NOT_NULL(test, m);
@@ -251,6 +260,7 @@ static struct rbm *rbm_setup(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, set_cpus_allowed_ptr(current, cpumask_of(m->cpu)), 0);
 	m->buffer = ring_buffer_alloc(RBM_SUBBUFS * (PAGE_SIZE - RBM_HDR), RB_FL_OVERWRITE);
 	KUNIT_ASSERT_NOT_NULL(test, m->buffer);
+	ring_buffer_set_clock(m->buffer, rbm_clock);
 	/* Writable, so that the ring buffer itself must refuse PROT_WRITE. */
 	m->file = anon_inode_getfile("rbm", &rbm_fops, m, O_RDWR);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(m->file));
@@ -278,6 +288,7 @@ static void rbm_teardown(struct rbm *m)
 	KUNIT_EXPECT_EQ(m->test, ring_buffer_unmap(m->buffer, m->cpu), -ENODEV);
 	ring_buffer_free(m->buffer);
 	set_cpus_allowed_ptr(current, cpu_possible_mask);
+	kfree(m);
 }
 
 /* ---- tests ---- */
@@ -352,19 +363,32 @@ static void rbm_get_reader_appends(struct kunit *test)
 static void rbm_ids_follow_pages(struct kunit *test)
 {
 	struct rbm *m = rbm_setup(test);
-	struct trace_buffer_meta meta;
+	struct trace_buffer_meta meta, before;
 	unsigned long ids = 0;
 	unsigned int round;
+	u64 first;
 
+	/*
+	 * Move the reader and the head off a fresh buffer's arrangement before
+	 * the first map: a lap and a half of writes (evictions), two consumed.
+	 */
+	KUNIT_ASSERT_EQ(test, vm_munmap(m->addr, m->len), 0);
+	rbm_write(m, (m->nr_subbufs * 3 / 2) * ((m->subbuf_size - RBM_HDR) / 16), 8);
+	while (ring_buffer_consume(m->buffer, m->cpu, NULL, NULL))
+		;
+	first = m->seen = m->next;
+	m->addr = rbm_map(m, m->len, PROT_READ, MAP_SHARED, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(m->addr));
 	rbm_meta(m, &meta);
+	before = meta;
 	for (round = 0; round < 3 * m->nr_subbufs; round++) {
 		/* About half a sub-buffer: the writer leaves one every other round. */
 		rbm_write(m, (m->subbuf_size - RBM_HDR) / 32, 8);
 		ids |= rbm_drain(m, &meta);
 	}
-	KUNIT_EXPECT_EQ(test, meta.read, m->next);
-	KUNIT_EXPECT_EQ(test, meta.entries, m->next);
-	KUNIT_EXPECT_EQ(test, meta.overrun, 0);
+	KUNIT_EXPECT_EQ(test, meta.read - before.read, m->next - first);
+	KUNIT_EXPECT_EQ(test, meta.entries - before.entries, m->next - first);
+	KUNIT_EXPECT_EQ(test, meta.overrun, before.overrun);
 	/* Every sub-buffer served, the first reader's (id 0) perhaps not. */
 	KUNIT_EXPECT_EQ(test, ids | BIT(0), GENMASK(m->nr_subbufs - 1, 0));
 	rbm_teardown(m);
