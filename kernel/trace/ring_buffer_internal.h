@@ -332,6 +332,7 @@ struct rb_cpu_buffer {
 	struct trace_buffer_meta *meta;		/* the meta page, while mapped */
 	u32			*map_id;	/* by id: its mmap id */
 	u32			*map_subbuf;	/* by mmap id: the id */
+	u32			map_handed;	/* the reader id GET_READER last gave */
 };
 
 struct rb_test_hook;

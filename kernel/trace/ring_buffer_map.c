@@ -128,6 +128,8 @@ static int rb_map_first(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu_b
 		cpu_buffer->map_id = ids;
 		cpu_buffer->map_subbuf = ids + n;
 		if (rb_map_number(cpu_buffer)) {
+			/* Its loss, if any, went to whoever consumed from it. */
+			cpu_buffer->map_handed = cpu_buffer->reader_id;
 			cpu_buffer->meta = meta;
 			WRITE_ONCE(cpu_buffer->mapped, 1);
 			atomic_inc(&cpu_buffer->resize_disabled);
@@ -336,18 +338,21 @@ static void rb_map_flag_loss(struct rb_cpu_buffer *cpu_buffer)
 /*
  * Hand user space the next data: the rest of the reader's sub-buffer if
  * it has unread bytes, else the next sub-buffer with data, if any. What
- * is handed out counts as consumed. Under reader_lock.
+ * is handed out counts as consumed. A sub-buffer given for the first time
+ * carries the loss before it, whoever took it from the ring (a peek or a
+ * read_page may have). Under reader_lock.
  */
 static void rb_map_next(struct rb_cpu_buffer *cpu_buffer)
 {
-	u32 reader = cpu_buffer->reader_id;
 	struct rb_page *page;
 
 	/* Nothing to hand out: change nothing, not even the held page. */
 	if (!rb_unread(cpu_buffer, NULL) || !rb_reader_refill(cpu_buffer))
 		return;
-	if (cpu_buffer->reader_id != reader)
+	if (cpu_buffer->reader_id != cpu_buffer->map_handed) {
 		rb_map_flag_loss(cpu_buffer);
+		cpu_buffer->map_handed = cpu_buffer->reader_id;
+	}
 	page = cpu_buffer->subbufs[cpu_buffer->reader_id].page;
 	rb_reader_consume(cpu_buffer, rb_page_len(page));
 }

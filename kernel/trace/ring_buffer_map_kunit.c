@@ -445,6 +445,37 @@ static void rbm_overwrite_while_held(struct kunit *test)
 	rbm_teardown(m);
 }
 
+/*
+ * A consuming peek takes the next sub-buffer from the ring before user
+ * space asks for it: the loss before that sub-buffer must still reach user
+ * space, in its commit word, when GET_READER first hands it out.
+ */
+static void rbm_loss_after_peek(struct kunit *test)
+{
+	struct rbm *m = rbm_setup(test);
+	struct trace_buffer_meta meta;
+	unsigned long lost = 0;
+	struct rbm_subbuf *sb;
+	unsigned int per;
+	u64 before;
+
+	per = (m->subbuf_size - RBM_HDR) / 28;
+	rbm_write(m, 2 * per, 24);
+	KUNIT_ASSERT_EQ(test, rbm_get_reader(m, &meta), 0);
+	rbm_read_subbuf(m, meta.reader.id);
+	rbm_walk(m, 0, meta.reader.read);
+	before = m->seen;
+	rbm_write(m, 3 * m->nr_subbufs * per, 24);
+	KUNIT_ASSERT_NOT_NULL(test, ring_buffer_peek(m->buffer, m->cpu, NULL, &lost));
+	KUNIT_EXPECT_GT(test, lost, 0);
+	KUNIT_ASSERT_EQ(test, rbm_get_reader(m, &meta), 0);
+	sb = rbm_read_subbuf(m, meta.reader.id);
+	KUNIT_EXPECT_TRUE(test, sb->commit & RBM_MISSED_EVENTS);
+	m->seen = rbm_first(m, RBM_LEN(sb->commit));
+	KUNIT_EXPECT_EQ(test, lost, m->seen - before);
+	rbm_teardown(m);
+}
+
 /* While mapped the pages stay put: no resize, no order change. */
 static void rbm_refusals(struct kunit *test)
 {
@@ -561,6 +592,7 @@ static struct kunit_case rbm_cases[] = {
 	KUNIT_CASE(rbm_get_reader_appends),
 	KUNIT_CASE(rbm_ids_follow_pages),
 	KUNIT_CASE(rbm_overwrite_while_held),
+	KUNIT_CASE(rbm_loss_after_peek),
 	KUNIT_CASE(rbm_refusals),
 	KUNIT_CASE(rbm_two_mappings),
 	KUNIT_CASE(rbm_reset),
