@@ -376,7 +376,8 @@ static void rbm_ids_follow_pages(struct kunit *test)
 	rbm_write(m, (m->nr_subbufs * 3 / 2) * ((m->subbuf_size - RBM_HDR) / 16), 8);
 	while (ring_buffer_consume(m->buffer, m->cpu, NULL, NULL))
 		;
-	first = m->seen = m->next;
+	m->seen = m->next;
+	first = m->next;
 	m->addr = rbm_map(m, m->len, PROT_READ, MAP_SHARED, 0);
 	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(m->addr));
 	rbm_meta(m, &meta);
