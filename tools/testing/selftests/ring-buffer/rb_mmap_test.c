@@ -1186,7 +1186,7 @@ TEST_F_TIMEOUT(rb, fork, 120)
 	rd = READ_ONCE(m.meta->reader.read);
 	nr = m.nr;
 	msz = m.meta_size;
-	ASSERT_EQ(madvise(m.map, m.len, MADV_DOFORK), 0);
+	ASSERT_EQ(madvise(m.map, m.len, MADV_DOFORK), 0) TH_LOG("madvise(MADV_DOFORK): %s", strerror(errno));
 	pid = fork();
 	ASSERT_GE(pid, 0);
 	if (!pid) {
@@ -1215,7 +1215,7 @@ TEST_F_TIMEOUT(rb, fork, 120)
 	/* MADV_DOFORK, the parent unmaps first; the child exits mapped. */
 	ASSERT_EQ(tfs_write(r, "trace", ""), 0);
 	ASSERT_EQ(rb_map(&m, r, self->cpu, O_NONBLOCK), 0);
-	ASSERT_EQ(madvise(m.map, m.len, MADV_DOFORK), 0);
+	ASSERT_EQ(madvise(m.map, m.len, MADV_DOFORK), 0) TH_LOG("madvise(MADV_DOFORK): %s", strerror(errno));
 	ASSERT_EQ(pipe(p2c), 0);
 	pid = fork();
 	ASSERT_GE(pid, 0);
