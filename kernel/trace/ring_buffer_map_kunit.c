@@ -477,6 +477,42 @@ static void rbm_loss_after_peek(struct kunit *test)
 	rbm_teardown(m);
 }
 
+/*
+ * Nothing new, yet the writer has entered the next sub-buffer: its first
+ * reservation there was discarded, so the head holds the commit point and
+ * no data. GET_READER must leave the held sub-buffer and reader.read as
+ * they are (the review's third finding).
+ */
+static void rbm_nothing_new_keeps_page(struct kunit *test)
+{
+	struct rbm *m = rbm_setup(test);
+	struct ring_buffer_event *event;
+	struct trace_buffer_meta meta;
+	struct rbm_subbuf *sb;
+	unsigned long commit;
+	unsigned int per;
+	u32 id, read;
+
+	per = (m->subbuf_size - RBM_HDR) / 16;	/* 8-byte payloads, exactly full */
+	rbm_write(m, per, 8);
+	KUNIT_ASSERT_EQ(test, rbm_get_reader(m, &meta), 0);
+	id = meta.reader.id;
+	read = meta.reader.read;
+	sb = rbm_read_subbuf(m, id);
+	KUNIT_ASSERT_EQ(test, rbm_walk(m, 0, read), per);
+	commit = sb->commit;
+	/* Into the next sub-buffer, and back out: it stays empty. */
+	event = ring_buffer_lock_reserve(m->buffer, 8);
+	KUNIT_ASSERT_NOT_NULL(test, event);
+	ring_buffer_discard_commit(m->buffer, event);
+	KUNIT_ASSERT_EQ(test, rbm_get_reader(m, &meta), 0);
+	KUNIT_EXPECT_EQ(test, meta.reader.id, id);
+	KUNIT_EXPECT_EQ(test, meta.reader.read, read);
+	sb = rbm_read_subbuf(m, id);
+	KUNIT_EXPECT_EQ(test, sb->commit, commit);
+	rbm_teardown(m);
+}
+
 /* While mapped the pages stay put: no resize, no order change. */
 static void rbm_refusals(struct kunit *test)
 {
@@ -619,6 +655,7 @@ static struct kunit_case rbm_cases[] = {
 	KUNIT_CASE(rbm_ids_follow_pages),
 	KUNIT_CASE(rbm_overwrite_while_held),
 	KUNIT_CASE(rbm_loss_after_peek),
+	KUNIT_CASE(rbm_nothing_new_keeps_page),
 	KUNIT_CASE(rbm_refusals),
 	KUNIT_CASE(rbm_swap_refused),
 	KUNIT_CASE(rbm_two_mappings),
