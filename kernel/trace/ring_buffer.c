@@ -178,6 +178,12 @@ static bool rb_move_tail(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu_
 
 	id = rb_slot_id(cpu_buffer, next);
 	rb_sb_enter(cpu_buffer, &cpu_buffer->subbufs[id]);
+	/*
+	 * The length left from the page's last lap goes before any new byte
+	 * does: the next boot takes a persistent buffer's pages at their word.
+	 * Nobody else reads a length past the commit point, so this is ours.
+	 */
+	rb_len_set(cpu_buffer, cpu_buffer->subbufs[id].page, 0);
 	if (!rb_write_cas(cpu_buffer, w, rb_wword(next, id, 0)))
 		return true;
 	sb = &cpu_buffer->subbufs[rb_w_id(w)];
@@ -185,6 +191,19 @@ static bool rb_move_tail(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu_
 	local_add(cap - rb_w_off(w), &cpu_buffer->entries_bytes);
 	local_inc(&cpu_buffer->subbufs_entered);
 	return true;
+}
+
+/*
+ * A persistent buffer keeps its commit point in its meta, where the next
+ * boot looks for the newest data. It moves there before the length of the
+ * new commit sub-buffer is published, so every length on a page of the
+ * ring belongs to a sub-buffer at or before the point the meta gives.
+ * Only the outermost writer publishes, so these stores never race.
+ */
+static void rb_range_commit(struct rb_cpu_buffer *cpu_buffer, unsigned int vpos, u32 id)
+{
+	if (unlikely(cpu_buffer->range))
+		WRITE_ONCE(cpu_buffer->range->commit, rb_pair(vpos, id));
 }
 
 /*
@@ -210,6 +229,7 @@ void rb_publish(struct rb_cpu_buffer *cpu_buffer, u64 w)
 		c = rb_vpos_next(cpu_buffer, c);
 		id = c == t ? rb_w_id(w) : rb_slot_id(cpu_buffer, c);
 		rb_sb_before_set(cpu_buffer, &cpu_buffer->subbufs[id], before);
+		rb_range_commit(cpu_buffer, c, id);
 	}
 	rb_len_set(cpu_buffer, cpu_buffer->subbufs[id].page, rb_w_off(w));
 	rb_commit_set(cpu_buffer, c, id);
@@ -344,6 +364,7 @@ void rb_reset_cpu_ring(struct rb_cpu_buffer *cpu_buffer)
 	atomic64_set(&cpu_buffer->head, rb_pair(0, cpu_buffer->nr));
 	local64_set(&cpu_buffer->write, rb_wword(0, 1, 0));
 	atomic64_set(&cpu_buffer->commit, rb_pair(0, 1));
+	rb_range_commit(cpu_buffer, 0, 1);
 	cpu_buffer->stamp_ts = 0;
 	cpu_buffer->stamp_end = 0;
 	for (i = 0; i < ARRAY_SIZE(counters); i++)

@@ -185,7 +185,16 @@ static struct rb_cpu_buffer *rb_alloc_cpu_buffer(struct trace_buffer *buffer, in
 				  cpu_to_node(cpu));
 	if (!cpu_buffer)
 		return NULL;
-	if (rb_ring_alloc(&ring, cpu, nr, nr + 1, buffer->subbuf_order)) {
+	if (buffer->range_start) {
+		/* Pages and slots are the range's (rb_range_attach()). */
+		ring.nr = buffer->range_nr;
+		ring.subbufs = kvcalloc_node(ring.nr + 1, sizeof(*ring.subbufs), GFP_KERNEL,
+					     cpu_to_node(cpu));
+		if (!ring.subbufs) {
+			kfree(cpu_buffer);
+			return NULL;
+		}
+	} else if (rb_ring_alloc(&ring, cpu, nr, nr + 1, buffer->subbuf_order)) {
 		kfree(cpu_buffer);
 		return NULL;
 	}
@@ -196,7 +205,13 @@ static struct rb_cpu_buffer *rb_alloc_cpu_buffer(struct trace_buffer *buffer, in
 	mutex_init(&cpu_buffer->map_lock);
 	rb_waiters_init(&cpu_buffer->waiters, true);
 	rb_ring_swap(cpu_buffer, &ring);
-	rb_reset_cpu_ring(cpu_buffer);
+	if (buffer->range_start) {
+		rb_range_attach(cpu_buffer);
+		/* Its pages must stay where the next boot looks for them. */
+		atomic_inc(&cpu_buffer->resize_disabled);
+	} else {
+		rb_reset_cpu_ring(cpu_buffer);
+	}
 	return cpu_buffer;
 }
 
@@ -208,7 +223,10 @@ static void rb_free_cpu_buffer(struct rb_cpu_buffer *cpu_buffer, unsigned int or
 	/* Every vma holds the trace file open, and so the buffer. */
 	WARN_ON_ONCE(cpu_buffer->mapped);
 	rb_ring_swap(cpu_buffer, &ring);
-	rb_ring_free(&ring, order);
+	if (cpu_buffer->range)
+		kvfree(ring.subbufs);	/* the pages and slots stay in the range */
+	else
+		rb_ring_free(&ring, order);
 	if (cpu_buffer->spare)
 		free_pages((unsigned long)cpu_buffer->spare, cpu_buffer->spare_order);
 	kfree(cpu_buffer);
@@ -698,8 +716,8 @@ int ring_buffer_swap_cpu(struct trace_buffer *buffer_a, struct trace_buffer *buf
 		rb_ctl_release(cpu_buffer_a);
 		return -EBUSY;
 	}
-	/* Mapped pages must stay where user space sees them. */
-	if (WARN_ON_ONCE(READ_ONCE(cpu_buffer_a->mapped) || READ_ONCE(cpu_buffer_b->mapped)))
+	/* Mapped or persistent pages stay where user space or the next boot looks. */
+	if (WARN_ON_ONCE(rb_pages_pinned(cpu_buffer_a) || rb_pages_pinned(cpu_buffer_b)))
 		goto release;
 	/*
 	 * The geometry only now: an order change or resize that held either
@@ -1356,6 +1374,69 @@ void ring_buffer_wake_waiters(struct trace_buffer *buffer, int cpu)
 
 /* ---- allocation, hotplug ---- */
 
+/*
+ * A buffer of @size bytes per CPU in sub-buffers of @order or, with
+ * @range_size, one laid out in the memory from @start instead
+ * (ring_buffer_persist.c).
+ */
+static struct trace_buffer *rb_alloc(unsigned long size, unsigned int flags, unsigned int order,
+				     unsigned long start, unsigned long range_size,
+				     struct lock_class_key *key)
+{
+	struct trace_buffer *buffer;
+	unsigned long nr = 0;
+	int cpu;
+
+	buffer = kzalloc(ALIGN(sizeof(*buffer), cache_line_size()), GFP_KERNEL);
+	if (!buffer)
+		return NULL;
+	buffer->cpus = kcalloc(nr_cpu_ids, sizeof(*buffer->cpus), GFP_KERNEL);
+	if (!buffer->cpus || !zalloc_cpumask_var(&buffer->cpumask, GFP_KERNEL))
+		goto fail_free;
+
+	buffer->flags = flags;
+	buffer->reader_lock_key = key;
+	buffer->clock = trace_clock_local;
+	buffer->subbuf_order = order;
+	buffer->subbuf_size = PAGE_SIZE << order;
+	buffer->max_data_size = rb_capacity(buffer) - RB_LEN_TIME;
+	mutex_init(&buffer->mutex);
+	rb_waiters_init(&buffer->waiters, false);
+
+	if (range_size) {
+		if (rb_range_layout(buffer, start, range_size)) {
+			pr_warn("ring buffer: range of %lu bytes at %lx holds fewer than 3 sub-buffers per CPU\n",
+				range_size, start);
+			goto fail_free;
+		}
+	} else {
+		nr = rb_nr_for(size, rb_capacity(buffer));
+		if (nr > RB_MAX_SUBBUFS)
+			goto fail_free;
+	}
+	/* The hotplug callback sizes the other CPUs like this one. */
+	cpu = raw_smp_processor_id();
+	buffer->cpus[cpu] = rb_alloc_cpu_buffer(buffer, cpu, nr);
+	if (!buffer->cpus[cpu])
+		goto fail_free;
+	cpumask_set_cpu(cpu, buffer->cpumask);
+
+	if (cpuhp_state_add_instance(CPUHP_TRACE_RB_PREPARE, &buffer->node) < 0)
+		goto fail_free_cpus;
+	if (range_size)
+		rb_range_register(buffer);
+	return buffer;
+
+fail_free_cpus:
+	for_each_cpu(cpu, buffer->cpumask)
+		rb_free_cpu_buffer(buffer->cpus[cpu], buffer->subbuf_order);
+fail_free:
+	free_cpumask_var(buffer->cpumask);
+	kfree(buffer->cpus);
+	kfree(buffer);
+	return NULL;
+}
+
 /**
  * __ring_buffer_alloc - allocate a ring buffer
  * @size: the size in bytes of each per-CPU buffer
@@ -1369,50 +1450,36 @@ void ring_buffer_wake_waiters(struct trace_buffer *buffer, int cpu)
 struct trace_buffer *__ring_buffer_alloc(unsigned long size, unsigned int flags,
 					 struct lock_class_key *key)
 {
-	struct trace_buffer *buffer;
-	unsigned long nr;
-	int cpu;
-
-	buffer = kzalloc(ALIGN(sizeof(*buffer), cache_line_size()), GFP_KERNEL);
-	if (!buffer)
-		return NULL;
-	buffer->cpus = kcalloc(nr_cpu_ids, sizeof(*buffer->cpus), GFP_KERNEL);
-	if (!buffer->cpus || !zalloc_cpumask_var(&buffer->cpumask, GFP_KERNEL))
-		goto fail_free;
-
-	buffer->flags = flags;
-	buffer->reader_lock_key = key;
-	buffer->clock = trace_clock_local;
-	buffer->subbuf_order = 0;
-	buffer->subbuf_size = PAGE_SIZE;
-	buffer->max_data_size = rb_capacity(buffer) - RB_LEN_TIME;
-	mutex_init(&buffer->mutex);
-	rb_waiters_init(&buffer->waiters, false);
-
-	nr = rb_nr_for(size, rb_capacity(buffer));
-	if (nr > RB_MAX_SUBBUFS)
-		goto fail_free;
-	/* The hotplug callback sizes the other CPUs like this one. */
-	cpu = raw_smp_processor_id();
-	buffer->cpus[cpu] = rb_alloc_cpu_buffer(buffer, cpu, nr);
-	if (!buffer->cpus[cpu])
-		goto fail_free;
-	cpumask_set_cpu(cpu, buffer->cpumask);
-
-	if (cpuhp_state_add_instance(CPUHP_TRACE_RB_PREPARE, &buffer->node) < 0)
-		goto fail_free_cpus;
-	return buffer;
-
-fail_free_cpus:
-	for_each_cpu(cpu, buffer->cpumask)
-		rb_free_cpu_buffer(buffer->cpus[cpu], buffer->subbuf_order);
-fail_free:
-	free_cpumask_var(buffer->cpumask);
-	kfree(buffer->cpus);
-	kfree(buffer);
-	return NULL;
+	return rb_alloc(size, flags, 0, 0, 0, key);
 }
 EXPORT_SYMBOL_GPL(__ring_buffer_alloc);
+
+/**
+ * __ring_buffer_alloc_range - allocate a ring buffer that outlives a boot
+ * @size: ignored: the range decides
+ * @flags: RB_FL_OVERWRITE to overwrite old data when full
+ * @order: the page order of a sub-buffer
+ * @start: the first byte of memory that the next boot finds again
+ * @range_size: its length
+ * @key: the lockdep class of the reader locks
+ *
+ * Each possible CPU gets an equal part of the range. Whatever the last boot
+ * left there is checked and its whole sub-buffers are readable again (see
+ * ring_buffer_persist.c). The buffer cannot be resized, change its order,
+ * be swapped or be mapped; ring_buffer_read_page() copies from it.
+ *
+ * Return: the buffer, or NULL for a bad order or a range too small for
+ * three sub-buffers per possible CPU.
+ */
+struct trace_buffer *__ring_buffer_alloc_range(unsigned long size, unsigned int flags, int order,
+					       unsigned long start, unsigned long range_size,
+					       struct lock_class_key *key)
+{
+	if (order < 0 || order > RB_MAX_ORDER || (PAGE_SIZE << order) > (1UL << RB_OFF_BITS) ||
+	    !range_size)
+		return NULL;
+	return rb_alloc(size, flags, order, start, range_size, key);
+}
 
 /**
  * ring_buffer_free - free a ring buffer
@@ -1423,6 +1490,8 @@ void ring_buffer_free(struct trace_buffer *buffer)
 	unsigned int order = buffer->subbuf_order;
 	int cpu;
 
+	if (buffer->range_start)
+		rb_range_unregister(buffer);
 	cpuhp_state_remove_instance(CPUHP_TRACE_RB_PREPARE, &buffer->node);
 	rb_waiters_sync(&buffer->waiters);
 	for_each_cpu(cpu, buffer->cpumask) {
@@ -1468,28 +1537,4 @@ int trace_rb_cpu_prepare(unsigned int cpu, struct hlist_node *node)
 	smp_wmb();	/* the pointer before the mask bit rb_cpu() tests first */
 	cpumask_set_cpu(cpu, buffer->cpumask);
 	return 0;
-}
-
-/*
- * ---- persistent ranges: not supported yet ----
- *
- * No buffer lives in a caller's range or holds a previous boot's data.
- */
-
-struct trace_buffer *
-__ring_buffer_alloc_range(unsigned long size, unsigned int flags, int order,
-			  unsigned long start, unsigned long range_size, struct lock_class_key *key)
-{
-	pr_warn("ring buffer: persistent range buffers are not supported yet\n");
-	return NULL;
-}
-
-bool ring_buffer_last_boot_delta(struct trace_buffer *buffer, long *text, long *data)
-{
-	return false;
-}
-
-int ring_buffer_meta_seq_init(struct file *file, struct trace_buffer *buffer, int cpu)
-{
-	return -ENODEV;
 }

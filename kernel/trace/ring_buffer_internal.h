@@ -7,6 +7,7 @@
  *   ring_buffer_internal.h   format, structures, accessors (static inlines)
  *   ring_buffer.c            the ring: write path, publish, the reader's swap
  *   ring_buffer_read.c       consuming reads, iterators, page reads
+ *   ring_buffer_persist.c    buffers in a caller's memory that outlive a boot
  *   ring_buffer_control.c    allocation, resize, reset, swap, stats, waiting
  *   ring_buffer_map.c        user-space mappings: the meta page, GET_READER
  *
@@ -73,6 +74,7 @@
 #include <linux/wait.h>
 #include <linux/rcupdate.h>
 #include <linux/jump_label.h>
+#include <linux/notifier.h>
 #include <linux/preempt.h>
 #include <asm/local64.h>
 #include <asm/local.h>
@@ -272,6 +274,30 @@ struct rb_waiters {
 	int			recheck_covered;
 };
 
+/*
+ * The head of a persistent CPU buffer's chunk of memory (see
+ * ring_buffer_persist.c), followed by its slots; the sub-buffers come
+ * after, from the next sub-buffer boundary, in id order. It holds no
+ * pointer, so the chunk may reappear at any address. Everything in it
+ * comes from a kernel that may have crashed: the next boot checks every
+ * field before it uses one.
+ */
+struct rb_range_meta {
+	u32	magic;		/* RB_RANGE_MAGIC: this layout */
+	u32	meta_size;	/* this header with its slots, in bytes */
+	u32	subbuf_size;
+	u32	nr;		/* slots; the CPU buffer has nr + 1 sub-buffers */
+	u32	cpu;
+	u32	pad;
+	u64	text_addr;	/* where this kernel's text and data were, */
+	u64	data_addr;	/* for the next boot's delta */
+	u64	commit;		/* the commit point, kept by rb_publish() */
+	u64	dropped;	/* sub-buffers found torn, over all boots */
+	u32	slots[];	/* the ring: cpu_buffer->slots */
+};
+
+#define RB_RANGE_MAGIC		0x52425031	/* "RBP1" */
+
 struct trace_buffer;
 
 struct rb_cpu_buffer {
@@ -333,6 +359,9 @@ struct rb_cpu_buffer {
 	u32			*map_id;	/* by id: its mmap id */
 	u32			*map_subbuf;	/* by mmap id: the id */
 	u32			map_handed;	/* the reader id GET_READER last gave */
+
+	/* In a persistent buffer: its meta, which holds slots[] too. */
+	struct rb_range_meta	*range;
 };
 
 struct rb_test_hook;
@@ -351,6 +380,13 @@ struct trace_buffer {
 	unsigned int			subbuf_order;
 	unsigned int			subbuf_size;	/* bytes, header included */
 	unsigned int			max_data_size;
+	/* A persistent buffer (ring_buffer_persist.c): the memory it lives in. */
+	unsigned long			range_start;	/* sub-buffer aligned */
+	unsigned long			range_chunk;	/* bytes per possible CPU */
+	unsigned int			range_nr;	/* slots per CPU */
+	long				text_delta;	/* this boot's addresses less the */
+	long				data_delta;	/* last boot's */
+	struct notifier_block		flush_nb;
 #if IS_ENABLED(CONFIG_RING_BUFFER_KUNIT_TEST)
 	struct rb_test_hook		*test_hook;
 #endif
@@ -811,6 +847,22 @@ unsigned long rb_dirty(struct rb_cpu_buffer *cpu_buffer);
 /* ---- defined in ring_buffer_read.c ---- */
 
 void rb_reader_consume(struct rb_cpu_buffer *cpu_buffer, unsigned int end);
+
+/* ---- defined in ring_buffer_persist.c ---- */
+
+int rb_range_layout(struct trace_buffer *buffer, unsigned long start, unsigned long size);
+void rb_range_attach(struct rb_cpu_buffer *cpu_buffer);
+void rb_range_register(struct trace_buffer *buffer);
+void rb_range_unregister(struct trace_buffer *buffer);
+
+/*
+ * The pages of a mapped or a persistent CPU buffer stay where they are:
+ * user space sees them, or the next boot must find them.
+ */
+static inline bool rb_pages_pinned(struct rb_cpu_buffer *cpu_buffer)
+{
+	return cpu_buffer->mapped || cpu_buffer->range;
+}
 
 /* ---- defined in ring_buffer_control.c ---- */
 

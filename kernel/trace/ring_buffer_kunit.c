@@ -1834,12 +1834,305 @@ static void rbt_persistent_garbage(struct kunit *test)
 	rbt_persistent_damage(test, RBT_GARBAGE);
 }
 
+/* Read everything back; each event must be whole and later than the one before. */
+static unsigned int rbt_range_drain(struct kunit *test, struct trace_buffer *buffer,
+				    unsigned int len, u32 *tags, unsigned int max,
+				    unsigned long *lost)
+{
+	struct ring_buffer_event *event;
+	unsigned long l, lost_sum = 0;
+	unsigned int i;
+	u32 tag;
+
+	for (i = 0; (event = ring_buffer_consume(buffer, rbt_cpu(test), NULL, &l)); i++) {
+		lost_sum += l;
+		KUNIT_ASSERT_LT(test, i, max);
+		tag = rbt_tag(ring_buffer_event_data(event));
+		KUNIT_EXPECT_TRUE_MSG(test, rbt_payload_ok(ring_buffer_event_data(event), len, tag),
+				      "event %u (tag %#x) is not whole", i, tag);
+		if (i)
+			KUNIT_EXPECT_GT_MSG(test, tag, tags[i - 1], "event %u out of order", i);
+		tags[i] = tag;
+	}
+	if (lost)
+		*lost = lost_sum;
+	return i;
+}
+
+/* The last boot's memory, moved: the next kernel maps it elsewhere. */
+static void rbt_persistent_relocated(struct kunit *test)
+{
+	struct rbt_range *rg = rbt_range(test), *moved = rbt_range(test);
+	unsigned int n = rbt_range_last_boot(test, rg, 5000, 3, 0x5000);
+	struct trace_buffer *buffer;
+	u32 *tags = kunit_kcalloc(test, n, sizeof(*tags), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, tags);
+	memcpy(moved->mem, rg->mem, rg->size);
+	memset(rg->mem, 0, rg->size);
+	buffer = rbt_range_boot(test, moved);
+	KUNIT_EXPECT_EQ(test, rbt_range_drain(test, buffer, 100, tags, n, NULL), n);
+	KUNIT_EXPECT_EQ(test, tags[0], 0x5000U);
+	ring_buffer_free(buffer);
+}
+
+/* A range that starts off a page boundary works, and keeps its data. */
+static void rbt_persistent_unaligned(struct kunit *test)
+{
+	struct rbt_range *rg = rbt_range(test);
+	struct rbt_range off = { .mem = rg->mem + 100, .size = rg->size - 100 };
+	unsigned int n = rbt_range_last_boot(test, &off, 5000, 3, 0x5000);
+	struct trace_buffer *buffer = rbt_range_boot(test, &off);
+	u32 *tags = kunit_kcalloc(test, n, sizeof(*tags), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, tags);
+	KUNIT_EXPECT_EQ(test, rbt_range_drain(test, buffer, 100, tags, n, NULL), n);
+	ring_buffer_free(buffer);
+}
+
+/* Fewer than three sub-buffers per CPU: no buffer, and nothing written. */
+static void rbt_persistent_too_small(struct kunit *test)
+{
+	struct rbt_range *rg = rbt_range(test);
+	struct trace_buffer *buffer;
+
+	memset(rg->mem, 0xa5, rg->size);
+	buffer = ring_buffer_alloc_range(0, RB_FL_OVERWRITE, 0, (unsigned long)rg->mem,
+					 nr_cpu_ids * 2 * PAGE_SIZE);
+	KUNIT_EXPECT_NULL(test, buffer);
+	if (buffer)
+		ring_buffer_free(buffer);
+	KUNIT_EXPECT_NULL(test, memchr_inv(rg->mem, 0xa5, rg->size));
+}
+
+/*
+ * The next boot divides the range differently (another CPU count, another
+ * size): whatever it keeps is whole and in order, and it records anew.
+ */
+static void rbt_persistent_regeometry(struct kunit *test)
+{
+	struct rbt_range *rg = rbt_range(test);
+	unsigned int n = rbt_range_last_boot(test, rg, 5000, 3, 0x5000);
+	struct rbt_range less = { .mem = rg->mem, .size = rg->size - nr_cpu_ids * PAGE_SIZE };
+	struct trace_buffer *buffer = rbt_range_boot(test, &less);
+	u32 *tags = kunit_kcalloc(test, n + 1, sizeof(*tags), GFP_KERNEL);
+	struct ring_buffer_event *event;
+
+	KUNIT_ASSERT_NOT_NULL(test, tags);
+	rbt_range_drain(test, buffer, 100, tags, n, NULL);
+	KUNIT_EXPECT_EQ(test, 0, rbt_write_at(buffer, 90000, 100, 0x9000));
+	event = ring_buffer_consume(buffer, rbt_cpu(test), NULL, NULL);
+	KUNIT_ASSERT_NOT_NULL(test, event);
+	KUNIT_EXPECT_EQ(test, rbt_tag(ring_buffer_event_data(event)), 0x9000U);
+	ring_buffer_free(buffer);
+}
+
+/*
+ * Two reboots, with part of the data read in between: every event unread
+ * when the second boot ends comes back in the third, after the first
+ * boot's, in order.
+ */
+static void rbt_persistent_two_reboots(struct kunit *test)
+{
+	struct rbt_range *rg = rbt_range(test);
+	unsigned int i, got, n = rbt_range_last_boot(test, rg, 5000, 3, 0x5000);
+	struct trace_buffer *buffer = rbt_range_boot(test, rg);
+	u32 *tags = kunit_kcalloc(test, n + 8, sizeof(*tags), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, tags);
+	for (i = 0; i < n / 2; i++)
+		KUNIT_ASSERT_NOT_NULL(test, ring_buffer_consume(buffer, rbt_cpu(test), NULL, NULL));
+	for (i = 0; i < 8; i++)
+		KUNIT_EXPECT_EQ(test, 0, rbt_write_at(buffer, 90000 + i, 100, 0x9000 + i));
+	ring_buffer_free(buffer);
+
+	buffer = rbt_range_boot(test, rg);
+	got = rbt_range_drain(test, buffer, 100, tags, n + 8, NULL);
+	KUNIT_ASSERT_GE(test, got, n - n / 2 + 8);
+	/* The unread ones of the first boot, then the second boot's. */
+	for (i = 0; i < n - n / 2; i++)
+		KUNIT_EXPECT_EQ(test, tags[got - 8 - (n - n / 2) + i], 0x5000U + n / 2 + i);
+	for (i = 0; i < 8; i++)
+		KUNIT_EXPECT_EQ(test, tags[got - 8 + i], 0x9000U + i);
+	ring_buffer_free(buffer);
+}
+
+/*
+ * A persistent buffer keeps its pages where the next boot finds them: no
+ * resize, no order change, and a page read copies rather than giving the
+ * reader one of the range's pages.
+ */
+static void rbt_persistent_pinned(struct kunit *test)
+{
+	struct rbt_range *rg = rbt_range(test);
+	struct trace_buffer *buffer = rbt_range_boot(test, rg);
+	unsigned long size = ring_buffer_size(buffer, rbt_cpu(test));
+	struct buffer_data_read_page *rpage;
+	void *data;
+	int i;
+
+	KUNIT_EXPECT_EQ(test, ring_buffer_resize(buffer, 2 * size, RING_BUFFER_ALL_CPUS), -EBUSY);
+	KUNIT_EXPECT_EQ(test, ring_buffer_size(buffer, rbt_cpu(test)), size);
+	KUNIT_EXPECT_EQ(test, ring_buffer_subbuf_order_set(buffer, 1), -EBUSY);
+	KUNIT_EXPECT_EQ(test, ring_buffer_subbuf_order_get(buffer), 0);
+	for (i = 0; i < 50; i++)
+		KUNIT_ASSERT_EQ(test, 0, rbt_write_at(buffer, 7000 + i, 100, 0x7000 + i));
+	KUNIT_ASSERT_EQ(test, 0, ring_buffer_alloc_read_page(buffer, rbt_cpu(test), &rpage));
+	KUNIT_EXPECT_GE(test, ring_buffer_read_page(buffer, rpage, PAGE_SIZE, rbt_cpu(test), 1), 0);
+	data = ring_buffer_read_page_data(rpage);
+	KUNIT_EXPECT_TRUE(test, data < rg->mem || data >= rg->mem + rg->size);
+	KUNIT_EXPECT_EQ(test, rbt_tag(((struct rbt_subbuf *)data)->data + (RBT_FORCE_8 ? 8 : 4)),
+			0x7000U);
+	ring_buffer_free_read_page(buffer, rbt_cpu(test), rpage);
+	ring_buffer_free(buffer);
+}
+
+/* The ways a last boot's sub-buffer can be torn. */
+enum rbt_tear {
+	RBT_TEAR_COMMIT_PAST_CAPACITY,	/* commit between capacity and page size */
+	RBT_TEAR_MISSED_BITS,		/* loss flags, which the ring never holds */
+	RBT_TEAR_EVENT_PAST_COMMIT,	/* the last event runs past commit */
+	RBT_TEAR_ZERO_PADDING,		/* a padding that would end the page early */
+	RBT_TEAR_TIME_BACKWARDS,	/* an absolute time stamp going back */
+	RBT_TEAR_HALF_WRITTEN,		/* commit inside the last event */
+};
+
+/* The header word of the event whose payload is at @p. */
+static u32 *rbt_event_word(u8 *p)
+{
+	return (u32 *)p - (RBT_FORCE_8 ? 2 : 1);
+}
+
+/*
+ * Tear the middle sub-buffer of the last boot in one way: that sub-buffer
+ * alone is dropped, every event of the others comes back whole and in
+ * order, the gap is reported as a loss, and the buffer records again.
+ */
+static void rbt_persistent_torn(struct kunit *test, enum rbt_tear how)
+{
+	struct rbt_range *rg = rbt_range(test);
+	unsigned int i, n, got, on_victim = 0, cap = PAGE_SIZE - RBT_HDR;
+	struct trace_buffer *buffer = rbt_range_boot(test, rg);
+	bool abs = how == RBT_TEAR_TIME_BACKWARDS;
+	struct ring_buffer_event *event;
+	struct rbt_subbuf *victim;
+	unsigned long lost;
+	u32 *tags, last = 0;
+	u8 *p;
+
+	/* The last boot: three sub-buffers of 100-byte events. */
+	ring_buffer_set_time_stamp_abs(buffer, abs);
+	n = 3 * (cap / (rbt_event_bytes(100) + (abs ? 8 : 0)));
+	for (i = 0; i < n; i++)
+		KUNIT_ASSERT_EQ(test, 0, rbt_write_at(buffer, 5000 + i, 100, 0x6000 + i));
+	ring_buffer_free(buffer);
+	tags = kunit_kcalloc(test, n + 1, sizeof(*tags), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, tags);
+
+	p = rbt_range_find(rg, 0x6000 + n / 2, 100);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	victim = (struct rbt_subbuf *)PTR_ALIGN_DOWN(p, PAGE_SIZE);
+	for (i = 0; i < n; i++) {
+		u8 *q = rbt_range_find(rg, 0x6000 + i, 100);
+
+		KUNIT_ASSERT_NOT_NULL(test, q);
+		if (PTR_ALIGN_DOWN(q, PAGE_SIZE) == (void *)victim) {
+			on_victim++;
+			last = i;
+		}
+	}
+	KUNIT_ASSERT_GT(test, on_victim, 2U);
+	KUNIT_ASSERT_LT(test, last + 1, n);	/* the victim is not the newest */
+
+	switch (how) {
+	case RBT_TEAR_COMMIT_PAST_CAPACITY:
+		victim->commit = cap + 8;
+		break;
+	case RBT_TEAR_MISSED_BITS:
+		victim->commit |= RBT_MISSED_EVENTS;
+		break;
+	case RBT_TEAR_EVENT_PAST_COMMIT:
+		p = rbt_range_find(rg, 0x6000 + last, 100);
+		if (RBT_FORCE_8)
+			rbt_event_word(p)[1] += 64;
+		else
+			*rbt_event_word(p) = (*rbt_event_word(p) & ~0x1fU) | 28;
+		break;
+	case RBT_TEAR_ZERO_PADDING:
+		*rbt_event_word(p) = RBT_TYPE_PADDING;
+		break;
+	case RBT_TEAR_TIME_BACKWARDS:
+		/* The TIME_STAMP in front of the event: back to time 0. */
+		rbt_event_word(p)[-2] = RBT_TYPE_TIME_STAMP;
+		rbt_event_word(p)[-1] = 0;
+		break;
+	case RBT_TEAR_HALF_WRITTEN:
+		victim->commit -= rbt_event_bytes(100) / 2;
+		break;
+	}
+
+	buffer = rbt_range_boot(test, rg);
+	got = rbt_range_drain(test, buffer, 100, tags, n, &lost);
+	KUNIT_EXPECT_EQ_MSG(test, got, n - on_victim, "only the torn sub-buffer may go");
+	for (i = 0; i < got; i++)
+		KUNIT_EXPECT_TRUE(test, tags[i] < 0x6000 + last + 1 - on_victim ||
+				  tags[i] > 0x6000 + last);
+	KUNIT_EXPECT_GT(test, lost, 0UL);
+	KUNIT_EXPECT_EQ(test, 0, rbt_write_at(buffer, 90000, 100, 0x9000));
+	event = ring_buffer_consume(buffer, rbt_cpu(test), NULL, NULL);
+	KUNIT_ASSERT_NOT_NULL(test, event);
+	KUNIT_EXPECT_EQ(test, rbt_tag(ring_buffer_event_data(event)), 0x9000U);
+	ring_buffer_free(buffer);
+}
+
+static void rbt_persistent_torn_commit(struct kunit *test)
+{
+	rbt_persistent_torn(test, RBT_TEAR_COMMIT_PAST_CAPACITY);
+}
+
+static void rbt_persistent_torn_missed(struct kunit *test)
+{
+	rbt_persistent_torn(test, RBT_TEAR_MISSED_BITS);
+}
+
+static void rbt_persistent_torn_event(struct kunit *test)
+{
+	rbt_persistent_torn(test, RBT_TEAR_EVENT_PAST_COMMIT);
+}
+
+static void rbt_persistent_torn_padding(struct kunit *test)
+{
+	rbt_persistent_torn(test, RBT_TEAR_ZERO_PADDING);
+}
+
+static void rbt_persistent_torn_time(struct kunit *test)
+{
+	rbt_persistent_torn(test, RBT_TEAR_TIME_BACKWARDS);
+}
+
+static void rbt_persistent_torn_half(struct kunit *test)
+{
+	rbt_persistent_torn(test, RBT_TEAR_HALF_WRITTEN);
+}
+
 static struct kunit_case rbt_persistent_cases[] = {
 	KUNIT_CASE(rbt_persistent_reboot),
 	KUNIT_CASE(rbt_persistent_continue),
 	KUNIT_CASE(rbt_persistent_bad_event),
 	KUNIT_CASE(rbt_persistent_bad_commit),
 	KUNIT_CASE(rbt_persistent_garbage),
+	KUNIT_CASE(rbt_persistent_relocated),
+	KUNIT_CASE(rbt_persistent_unaligned),
+	KUNIT_CASE(rbt_persistent_too_small),
+	KUNIT_CASE(rbt_persistent_regeometry),
+	KUNIT_CASE(rbt_persistent_two_reboots),
+	KUNIT_CASE(rbt_persistent_pinned),
+	KUNIT_CASE(rbt_persistent_torn_commit),
+	KUNIT_CASE(rbt_persistent_torn_missed),
+	KUNIT_CASE(rbt_persistent_torn_event),
+	KUNIT_CASE(rbt_persistent_torn_padding),
+	KUNIT_CASE(rbt_persistent_torn_time),
+	KUNIT_CASE(rbt_persistent_torn_half),
 	{}
 };
 

@@ -231,7 +231,8 @@ static int rb_map_vma(struct rb_cpu_buffer *cpu_buffer, struct vm_area_struct *v
  * Return: 0; -EINVAL for a CPU without a buffer or a range outside the
  * layout, -EPERM for a writable, executable or private mapping, -EBUSY if
  * a snapshot swap moved the CPU buffer or the count of mappings is full,
- * -ENOMEM, -EOPNOTSUPP without an MMU, or vm_insert_pages()'s error.
+ * -ENODEV for a persistent buffer, -ENOMEM, -EOPNOTSUPP without an MMU,
+ * or vm_insert_pages()'s error.
  */
 int ring_buffer_map(struct trace_buffer *buffer, int cpu, struct vm_area_struct *vma)
 {
@@ -240,6 +241,9 @@ int ring_buffer_map(struct trace_buffer *buffer, int cpu, struct vm_area_struct 
 
 	if (!cpu_buffer)
 		return -EINVAL;
+	/* Its pages are in a range that may not have struct pages (vmap). */
+	if (cpu_buffer->range)
+		return -ENODEV;
 	guard(mutex)(&cpu_buffer->map_lock);
 	if (cpu_buffer->mapped) {
 		if (cpu_buffer->mapped == UINT_MAX)

@@ -794,8 +794,8 @@ static int rb_page_out(struct rb_cpu_buffer *cpu_buffer, struct buffer_data_read
 	if (!rb_reader_refill(cpu_buffer))
 		return -1;
 	size = rb_committed(cpu_buffer, cpu_buffer->reader_id, &closed);
-	/* A mapped CPU buffer's pages are user space's too: copy. */
-	if (!cpu_buffer->read_pos && closed && size <= room && !cpu_buffer->mapped &&
+	/* A mapped or persistent CPU buffer keeps its pages: copy. */
+	if (!cpu_buffer->read_pos && closed && size <= room && !rb_pages_pinned(cpu_buffer) &&
 	    rpage->order == cpu_buffer->buffer->subbuf_order)
 		rb_page_swap(cpu_buffer, rpage, size);
 	else if ((full && !closed) || !rb_page_copy(cpu_buffer, rpage->data, room))
@@ -836,7 +836,7 @@ static void rb_page_finish(struct buffer_data_read_page *rpage, unsigned long mi
  *
  * The events are consumed. When the reader's sub-buffer is unread, complete
  * and fits, it is exchanged with @data_page's memory instead of copied,
- * unless the CPU buffer is mapped into user space.
+ * unless the CPU buffer is mapped into user space or persistent.
  * A loss before the page sets RB_MISSED_EVENTS in its commit word, and with
  * room, RB_MISSED_STORED and the count after the data. The rest is zeroed.
  *

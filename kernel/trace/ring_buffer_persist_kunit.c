@@ -1,0 +1,817 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * White-box KUnit suite for persistent buffers (ring_buffer_persist.c).
+ * The contract suite (ring_buffer_kunit.c) tears sub-buffers the ways the
+ * ABI allows; this one knows the meta's layout, so it corrupts every field
+ * of it in turn, checks the counters an attach rebuilds, and fuzzes a real
+ * last boot's image.
+ *
+ * The oracle. A "boot" attaches a buffer to the range, checks R1-R5
+ * (rb_check_invariants()), consumes everything, and then writes and reads
+ * one event of its own. Consumed events point into the range, so each is
+ * known by the sub-buffer it sits in. Against the events an attach of the
+ * intact image returns (the baseline, which must be every event the last
+ * boot wrote, in order):
+ *  - an event on a sub-buffer the corruption left alone is whole, and
+ *    later than every such event before it;
+ *  - with the meta untouched, every baseline event on such a sub-buffer
+ *    comes back; with the meta touched, all of them or none (a reset).
+ * What comes from a damaged sub-buffer is not judged (no checksum can
+ * tell a flipped payload bit), but must be read in bounds: KASAN watches
+ * in the debug guest.
+ */
+
+#include <kunit/test.h>
+#include <kunit/visibility.h>
+#include <linux/module.h>
+#include <linux/prandom.h>
+#include <linux/ring_buffer.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "ring_buffer_internal.h"
+
+static unsigned int rbp_iters = 2000;
+module_param_named(iters, rbp_iters, uint, 0444);
+MODULE_PARM_DESC(iters, "fuzzer rounds (2000 by default)");
+
+static unsigned int rbp_crash_every = 1;
+module_param_named(crash_every, rbp_crash_every, uint, 0444);
+MODULE_PARM_DESC(crash_every, "crash at every n-th test point (1 by default)");
+
+static unsigned int rbp_seed = 12;
+module_param_named(seed, rbp_seed, uint, 0444);
+MODULE_PARM_DESC(seed, "fuzzer seed");
+
+#define RBP_CHUNK_SUBBUFS	10	/* per CPU, the meta's included */
+#define RBP_CRASH_SUBBUFS	6	/* for the crashes: a ring of four */
+#define RBP_MAX_EVENTS		1024
+
+static atomic64_t rbp_now;
+
+/* Every call a new time: buffer order is time order. */
+static u64 rbp_clock(void)
+{
+	return atomic64_inc_return(&rbp_now);
+}
+
+struct rbp_event {
+	u64	ts;
+	u32	tag;
+	bool	whole;
+	void	*subbuf;	/* the range sub-buffer it was read from */
+};
+
+struct rbp {
+	struct kunit	*test;
+	int		cpu;
+	void		*mem;		/* the range */
+	void		*image;		/* the last boot as it ended */
+	void		*input;		/* what a boot found, before it changed it */
+	unsigned long	size;
+	unsigned int	chunk;		/* bytes per CPU */
+	unsigned int	written;	/* events the last boot wrote */
+	struct rbp_event *base;		/* what the intact image gives */
+	unsigned int	nbase;
+	struct rbp_event *got;
+	unsigned int	ngot;
+	bool		reset_seen;	/* some boot kept nothing */
+	bool		kept_seen;	/* some boot with a touched meta kept all */
+};
+
+static unsigned int rbp_len(u32 tag)
+{
+	return 8 + (tag * 37) % 200;
+}
+
+static void rbp_fill(u8 *p, u32 tag)
+{
+	unsigned int i, len = rbp_len(tag);
+
+	memcpy(p, &tag, sizeof(tag));
+	for (i = sizeof(tag); i < len; i++)
+		p[i] = (u8)(tag * 7 + i);
+}
+
+static bool rbp_whole(struct ring_buffer_event *event, u32 tag)
+{
+	unsigned int i, len = rbp_len(tag);
+	u8 *p = ring_buffer_event_data(event);
+
+	if (ring_buffer_event_length(event) < len)
+		return false;
+	for (i = sizeof(tag); i < len; i++)
+		if (p[i] != (u8)(tag * 7 + i))
+			return false;
+	return true;
+}
+
+static void rbp_free(void *arg)
+{
+	struct rbp *r = arg;
+
+	vfree(r->mem);
+	vfree(r->image);
+	vfree(r->input);
+	kvfree(r->base);
+	kvfree(r->got);
+}
+
+static struct rbp *rbp_setup_chunk(struct kunit *test, unsigned int subbufs)
+{
+	struct rbp *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	r->test = test;
+	r->cpu = raw_smp_processor_id();
+	KUNIT_ASSERT_EQ(test, 0, set_cpus_allowed_ptr(current, cpumask_of(r->cpu)));
+	r->chunk = subbufs * PAGE_SIZE;
+	r->size = nr_cpu_ids * r->chunk;
+	r->mem = vzalloc(r->size);
+	r->image = vzalloc(r->size);
+	r->input = vzalloc(r->size);
+	r->base = kvcalloc(RBP_MAX_EVENTS, sizeof(*r->base), GFP_KERNEL);
+	r->got = kvcalloc(RBP_MAX_EVENTS, sizeof(*r->got), GFP_KERNEL);
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, rbp_free, r));
+	KUNIT_ASSERT_TRUE_MSG(test, r->mem && r->image && r->input && r->base && r->got,
+			      "no memory");
+	return r;
+}
+
+static struct rbp *rbp_setup(struct kunit *test)
+{
+	return rbp_setup_chunk(test, RBP_CHUNK_SUBBUFS);
+}
+
+static struct trace_buffer *rbp_attach(struct rbp *r)
+{
+	struct trace_buffer *buffer;
+
+	buffer = ring_buffer_alloc_range(0, RB_FL_OVERWRITE, 0, (unsigned long)r->mem, r->size);
+	KUNIT_ASSERT_NOT_NULL(r->test, buffer);
+	ring_buffer_set_clock(buffer, rbp_clock);
+	return buffer;
+}
+
+static int rbp_write(struct trace_buffer *buffer, u32 tag)
+{
+	struct ring_buffer_event *event = ring_buffer_lock_reserve(buffer, rbp_len(tag));
+
+	if (!event)
+		return -EBUSY;
+	rbp_fill(ring_buffer_event_data(event), tag);
+	return ring_buffer_unlock_commit(buffer);
+}
+
+/*
+ * The last boot: @subbufs sub-buffers' worth of events of varied sizes,
+ * of which the first @read are consumed, so that the reader holds a page
+ * part read; then the buffer goes. Keeps the image.
+ */
+static void rbp_last_boot(struct rbp *r, unsigned int subbufs, unsigned int read)
+{
+	struct trace_buffer *buffer = rbp_attach(r);
+	unsigned long bytes = 0;
+	unsigned int i;
+	u32 tag = 0;
+
+	while (bytes < (unsigned long)subbufs * (PAGE_SIZE - RB_PAGE_HDR)) {
+		KUNIT_ASSERT_EQ(r->test, 0, rbp_write(buffer, tag));
+		bytes += rb_event_bytes(rbp_len(tag++));
+		if (tag != read)
+			continue;
+		for (i = 0; i < read; i++)
+			KUNIT_ASSERT_NOT_NULL(r->test,
+					      ring_buffer_consume(buffer, r->cpu, NULL, NULL));
+	}
+	r->written = tag;
+	ring_buffer_free(buffer);
+	memcpy(r->image, r->mem, r->size);
+}
+
+/* One boot on r->mem: invariants, everything read into r->got, a new event. */
+static void rbp_boot(struct rbp *r, unsigned long *lost)
+{
+	struct ring_buffer_event *event;
+	struct trace_buffer *buffer;
+	unsigned long l;
+	u64 ts;
+	u32 tag;
+
+	memcpy(r->input, r->mem, r->size);
+	buffer = rbp_attach(r);
+	KUNIT_EXPECT_EQ(r->test, rb_check_invariants(buffer, r->cpu), 0);
+	*lost = 0;
+	for (r->ngot = 0; (event = ring_buffer_consume(buffer, r->cpu, &ts, &l)); r->ngot++) {
+		KUNIT_ASSERT_LT(r->test, r->ngot, RBP_MAX_EVENTS);
+		r->got[r->ngot].ts = ts;
+		*lost += l;
+		memcpy(&tag, ring_buffer_event_data(event), sizeof(tag));
+		r->got[r->ngot].tag = tag;
+		r->got[r->ngot].whole = rbp_whole(event, tag);
+		r->got[r->ngot].subbuf = PTR_ALIGN_DOWN((void *)event, PAGE_SIZE);
+	}
+	KUNIT_EXPECT_EQ(r->test, ring_buffer_entries_cpu(buffer, r->cpu), 0UL);
+	KUNIT_EXPECT_EQ(r->test, rbp_write(buffer, 0xfeed), 0);
+	event = ring_buffer_consume(buffer, r->cpu, NULL, NULL);
+	KUNIT_EXPECT_TRUE(r->test, event && rbp_whole(event, 0xfeed));
+	KUNIT_EXPECT_EQ(r->test, rb_check_invariants(buffer, r->cpu), 0);
+	ring_buffer_free(buffer);
+}
+
+/* The baseline: the intact image gives back every event, in order, whole. */
+static void rbp_baseline(struct rbp *r)
+{
+	unsigned long lost;
+	unsigned int i;
+
+	memcpy(r->mem, r->image, r->size);
+	rbp_boot(r, &lost);
+	KUNIT_ASSERT_EQ(r->test, r->ngot, r->written);
+	KUNIT_EXPECT_EQ(r->test, lost, 0UL);
+	for (i = 0; i < r->ngot; i++) {
+		KUNIT_EXPECT_EQ(r->test, r->got[i].tag, i);
+		KUNIT_EXPECT_TRUE(r->test, r->got[i].whole);
+	}
+	memcpy(r->base, r->got, r->ngot * sizeof(*r->got));
+	r->nbase = r->ngot;
+}
+
+/* The meta and its slots: the chunk before its first sub-buffer (one page here). */
+static void *rbp_meta(struct rbp *r, void *mem)
+{
+	return mem + r->cpu * r->chunk;
+}
+
+/* Did the corruption change @subbuf (an address in r->mem)? */
+static bool rbp_touched(struct rbp *r, void *subbuf)
+{
+	return memcmp(r->input + (subbuf - r->mem), r->image + (subbuf - r->mem), PAGE_SIZE);
+}
+
+/* The oracle (see the top of the file) for the boot just made. */
+static void rbp_judge(struct rbp *r, const char *what)
+{
+	bool meta_touched = memcmp(rbp_meta(r, r->input), rbp_meta(r, r->image), PAGE_SIZE);
+	unsigned int i, j, kept = 0, expect = 0;
+	u32 last = 0;
+	bool any = false;
+
+	for (i = 0; i < r->ngot; i++) {
+		struct rbp_event *e = &r->got[i];
+
+		if (rbp_touched(r, e->subbuf))
+			continue;
+		KUNIT_EXPECT_TRUE_MSG(r->test, e->whole, "%s: event %u (tag %u) not whole",
+				      what, i, e->tag);
+		if (any)
+			KUNIT_EXPECT_GT_MSG(r->test, e->tag, last, "%s: event %u out of order",
+					    what, i);
+		any = true;
+		last = e->tag;
+		for (j = 0; j < r->nbase; j++)
+			if (r->base[j].tag == e->tag && r->base[j].subbuf == e->subbuf)
+				break;
+		KUNIT_EXPECT_LT_MSG(r->test, j, r->nbase, "%s: tag %u was not there", what, e->tag);
+		kept++;
+	}
+	for (j = 0; j < r->nbase; j++)
+		expect += !rbp_touched(r, r->base[j].subbuf);
+	if (!meta_touched || kept)
+		KUNIT_EXPECT_EQ_MSG(r->test, kept, expect,
+				    "%s: whole sub-buffers lost (meta %s)", what,
+				    meta_touched ? "touched" : "intact");
+	if (!kept && expect)
+		r->reset_seen = true;
+	else if (meta_touched)
+		r->kept_seen = true;
+}
+
+/* ---- every field of the meta ---- */
+
+enum rbp_outcome { RBP_RESET, RBP_KEPT };
+
+struct rbp_field {
+	const char	*what;
+	void		(*corrupt)(struct rb_range_meta *meta);
+	enum rbp_outcome outcome;
+};
+
+/* The slot the commit point names. */
+static unsigned int rbp_commit_slot(struct rb_range_meta *meta)
+{
+	return rb_pair_vpos(meta->commit) % meta->nr;
+}
+
+static void rbp_magic(struct rb_range_meta *m) { m->magic ^= 1; }
+static void rbp_meta_size(struct rb_range_meta *m) { m->meta_size += 4; }
+static void rbp_subbuf_size(struct rb_range_meta *m) { m->subbuf_size *= 2; }
+static void rbp_nr_less(struct rb_range_meta *m) { m->nr--; }
+static void rbp_nr_huge(struct rb_range_meta *m) { m->nr = U32_MAX; }
+static void rbp_cpu(struct rb_range_meta *m) { m->cpu++; }
+static void rbp_text_odd(struct rb_range_meta *m) { m->text_addr += 8; }
+static void rbp_data_odd(struct rb_range_meta *m) { m->data_addr += 8; }
+static void rbp_text_moved(struct rb_range_meta *m) { m->text_addr += PAGE_SIZE; }
+static void rbp_pad(struct rb_range_meta *m) { m->pad = 0xdead; }
+static void rbp_dropped(struct rb_range_meta *m) { m->dropped = U64_MAX - 1; }
+static void rbp_slot_range(struct rb_range_meta *m) { m->slots[0] = m->nr + 1; }
+static void rbp_slot_huge(struct rb_range_meta *m) { m->slots[m->nr - 1] = U32_MAX; }
+static void rbp_slot_twice(struct rb_range_meta *m) { m->slots[1] = m->slots[0]; }
+
+static void rbp_commit_vpos(struct rb_range_meta *m)
+{
+	m->commit = rb_pair(2 * m->nr, rb_pair_id(m->commit));
+}
+
+static void rbp_commit_id(struct rb_range_meta *m)
+{
+	m->commit = rb_pair(rb_pair_vpos(m->commit), m->nr + 1);
+}
+
+/* The id of the next slot: names a sub-buffer, not its own slot's. */
+static void rbp_commit_mismatch(struct rb_range_meta *m)
+{
+	m->commit = rb_pair(rb_pair_vpos(m->commit), m->slots[(rbp_commit_slot(m) + 1) % m->nr]);
+}
+
+/* The reader's id: the one no slot names. */
+static void rbp_commit_reader(struct rb_range_meta *m)
+{
+	u32 id, i;
+
+	for (id = 0; id <= m->nr; id++) {
+		for (i = 0; i < m->nr && m->slots[i] != id; i++)
+			;
+		if (i == m->nr)
+			break;
+	}
+	m->commit = rb_pair(rb_pair_vpos(m->commit), id);
+}
+
+/* Another slot with data, and its id: consistent, and wrong. */
+static void rbp_commit_elsewhere(struct rb_range_meta *m)
+{
+	unsigned int cs = (rbp_commit_slot(m) + m->nr - 2) % m->nr;
+
+	m->commit = rb_pair(cs, m->slots[cs]);
+}
+
+static void rbp_commit_lap(struct rb_range_meta *m)
+{
+	m->commit = rb_pair((rb_pair_vpos(m->commit) + m->nr) % (2 * m->nr), rb_pair_id(m->commit));
+}
+
+static const struct rbp_field rbp_fields[] = {
+	{ "magic",			rbp_magic,		RBP_RESET },
+	{ "meta_size",			rbp_meta_size,		RBP_RESET },
+	{ "subbuf_size",		rbp_subbuf_size,	RBP_RESET },
+	{ "nr one less",		rbp_nr_less,		RBP_RESET },
+	{ "nr huge",			rbp_nr_huge,		RBP_RESET },
+	{ "cpu",			rbp_cpu,		RBP_RESET },
+	{ "text_addr off a page",	rbp_text_odd,		RBP_RESET },
+	{ "data_addr off a page",	rbp_data_odd,		RBP_RESET },
+	{ "text_addr a page away",	rbp_text_moved,		RBP_KEPT },
+	{ "pad",			rbp_pad,		RBP_KEPT },
+	{ "dropped",			rbp_dropped,		RBP_KEPT },
+	{ "slot out of range",		rbp_slot_range,		RBP_RESET },
+	{ "slot huge",			rbp_slot_huge,		RBP_RESET },
+	{ "slot twice",			rbp_slot_twice,		RBP_RESET },
+	{ "commit vpos out of range",	rbp_commit_vpos,	RBP_KEPT },
+	{ "commit id out of range",	rbp_commit_id,		RBP_KEPT },
+	{ "commit id not its slot's",	rbp_commit_mismatch,	RBP_KEPT },
+	{ "commit at the reader",	rbp_commit_reader,	RBP_KEPT },
+	{ "commit at another slot",	rbp_commit_elsewhere,	RBP_KEPT },
+	{ "commit a lap away",		rbp_commit_lap,		RBP_KEPT },
+};
+
+/*
+ * Each field of the meta corrupted alone: an attach either resets the CPU
+ * or keeps every event, in order, and R1-R5 hold either way. A meta that
+ * cannot be trusted resets; a commit point that disagrees with the ring
+ * gives way to what the ring shows (P2).
+ */
+static void rbp_meta_fields(struct kunit *test)
+{
+	struct rbp *r = rbp_setup(test);
+	struct trace_buffer *buffer;
+	unsigned long lost;
+	long text, data;
+	unsigned int i;
+
+	rbp_last_boot(r, 4, 5);
+	rbp_baseline(r);
+	for (i = 0; i < ARRAY_SIZE(rbp_fields); i++) {
+		const struct rbp_field *f = &rbp_fields[i];
+
+		memcpy(r->mem, r->image, r->size);
+		f->corrupt(rbp_meta(r, r->mem));
+		rbp_boot(r, &lost);
+		rbp_judge(r, f->what);
+		KUNIT_EXPECT_EQ_MSG(test, r->ngot, f->outcome == RBP_KEPT ? r->nbase : 0,
+				    "%s", f->what);
+	}
+
+	/* A kernel a page away: the delta is reported. */
+	memcpy(r->mem, r->image, r->size);
+	rbp_text_moved(rbp_meta(r, r->mem));
+	buffer = rbp_attach(r);
+	KUNIT_EXPECT_TRUE(test, ring_buffer_last_boot_delta(buffer, &text, &data));
+	KUNIT_EXPECT_EQ(test, text, -(long)PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, data, 0L);
+	ring_buffer_free(buffer);
+}
+
+/* ---- what an attach counts ---- */
+
+/*
+ * One torn sub-buffer in the middle: the counters an attach rebuilds agree
+ * with what can be read. Unread = entries - overrun = what consume gives;
+ * the loss it reports is the overrun; bytes go to zero when all is read;
+ * the torn page is counted in the meta and cleared for the next boot.
+ */
+static void rbp_accounting(struct kunit *test)
+{
+	struct rbp *r = rbp_setup(test);
+	struct trace_buffer *buffer;
+	struct ring_buffer_event *event;
+	struct rb_range_meta *meta;
+	unsigned long lost = 0, l, entries, overrun;
+	struct rbp_event *mid;
+	struct rb_page *page;
+	unsigned int n;
+
+	rbp_last_boot(r, 4, 0);
+	rbp_baseline(r);
+	memcpy(r->mem, r->image, r->size);
+	mid = &r->base[r->nbase / 2];
+	page = mid->subbuf;
+	local_set(&page->commit, local_read(&page->commit) | RB_MISSED_EVENTS);
+	meta = rbp_meta(r, r->mem);
+	KUNIT_EXPECT_EQ(test, meta->dropped, 0ULL);
+
+	buffer = rbp_attach(r);
+	entries = ring_buffer_entries_cpu(buffer, r->cpu);
+	overrun = ring_buffer_overrun_cpu(buffer, r->cpu);
+	KUNIT_EXPECT_EQ(test, overrun, 1UL);
+	KUNIT_EXPECT_EQ(test, meta->dropped, 1ULL);
+	KUNIT_EXPECT_EQ(test, local_read(&page->commit), 0L);
+	for (n = 0; (event = ring_buffer_consume(buffer, r->cpu, NULL, &l)); n++)
+		lost += l;
+	KUNIT_EXPECT_EQ(test, (unsigned long)n, entries);
+	KUNIT_EXPECT_LT(test, n, r->nbase);
+	KUNIT_EXPECT_EQ(test, lost, overrun);
+	KUNIT_EXPECT_EQ(test, ring_buffer_entries_cpu(buffer, r->cpu), 0UL);
+	KUNIT_EXPECT_EQ(test, ring_buffer_bytes_cpu(buffer, r->cpu), 0UL);
+	KUNIT_EXPECT_EQ(test, rb_check_invariants(buffer, r->cpu), 0);
+	ring_buffer_free(buffer);
+
+	/* The next boot finds the count, and nothing of the torn page. */
+	buffer = rbp_attach(r);
+	KUNIT_EXPECT_EQ(test, meta->dropped, 1ULL);
+	ring_buffer_free(buffer);
+}
+
+/*
+ * Every sub-buffer whole, the reader's too: the oldest (the reader's)
+ * gives way, so that this boot writes on a sub-buffer of its own. Its
+ * events are the loss, reported and counted as overwritten; the rest
+ * comes back without a gap, up to the last event written.
+ */
+static void rbp_all_whole(struct kunit *test)
+{
+	struct rbp *r = rbp_setup(test);
+	struct trace_buffer *buffer = rbp_attach(r);
+	struct ring_buffer_event *event;
+	unsigned long lost = 0, l;
+	unsigned int n, tag = 0, i;
+	u32 got, first = 0;
+
+	/* Overwrite the ring, take one event, overwrite it all again. */
+	for (i = 0; i < 2; i++) {
+		unsigned long bytes;
+
+		for (bytes = 0; bytes < 2UL * RBP_CHUNK_SUBBUFS * PAGE_SIZE;
+		     bytes += rb_event_bytes(rbp_len(tag++)))
+			KUNIT_ASSERT_EQ(test, 0, rbp_write(buffer, tag));
+		if (!i)
+			KUNIT_ASSERT_NOT_NULL(test,
+					      ring_buffer_consume(buffer, r->cpu, NULL, NULL));
+	}
+	ring_buffer_free(buffer);
+
+	buffer = rbp_attach(r);
+	for (n = 0; (event = ring_buffer_consume(buffer, r->cpu, NULL, &l)); n++) {
+		memcpy(&got, ring_buffer_event_data(event), sizeof(got));
+		KUNIT_EXPECT_TRUE(test, rbp_whole(event, got));
+		if (!n)
+			first = got;
+		else
+			KUNIT_EXPECT_EQ(test, got, first + n);
+		lost += l;
+	}
+	KUNIT_EXPECT_EQ(test, first + n, tag);
+	KUNIT_EXPECT_GT(test, lost, 0UL);
+	KUNIT_EXPECT_EQ(test, lost, ring_buffer_overrun_cpu(buffer, r->cpu));
+	KUNIT_EXPECT_EQ(test, rb_check_invariants(buffer, r->cpu), 0);
+	ring_buffer_free(buffer);
+}
+
+/* ---- the fuzzer ---- */
+
+static u32 rbp_rand(struct rnd_state *rnd, u32 below)
+{
+	return prandom_u32_state(rnd) % below;
+}
+
+/* One random corruption of the range: a bit, a word, a page, a length. */
+static void rbp_corrupt(struct rbp *r, struct rnd_state *rnd)
+{
+	unsigned int pages = r->size / PAGE_SIZE, pg = rbp_rand(rnd, pages);
+	void *page = r->mem + pg * PAGE_SIZE;
+	struct rb_page *sb = page;
+
+	switch (rbp_rand(rnd, 7)) {
+	case 0:	/* a bit anywhere */
+		((u8 *)r->mem)[rbp_rand(rnd, r->size)] ^= 1 << rbp_rand(rnd, 8);
+		break;
+	case 1:	/* a word anywhere */
+		((u32 *)r->mem)[rbp_rand(rnd, r->size / 4)] = prandom_u32_state(rnd);
+		break;
+	case 2:	/* a whole sub-buffer of noise */
+		prandom_bytes_state(rnd, page, PAGE_SIZE);
+		break;
+	case 3:	/* a length anywhere up to past the page */
+		local_set(&sb->commit, rbp_rand(rnd, PAGE_SIZE + 64));
+		break;
+	case 4:	/* a length gone */
+		local_set(&sb->commit, 0);
+		break;
+	case 5:	/* a word of a meta */
+		((u32 *)rbp_meta(r, r->mem))[rbp_rand(rnd, 32)] = prandom_u32_state(rnd);
+		break;
+	case 6:	/* a word of an event near the start of a sub-buffer */
+		((u32 *)sb->data)[rbp_rand(rnd, 64)] ^= prandom_u32_state(rnd);
+		break;
+	}
+}
+
+/*
+ * Random corruptions of a real last boot's image, one to four a round,
+ * rbp_iters rounds from rbp_seed: every attach satisfies the oracle at the
+ * top of the file. Longer runs: "rbdev fuzz".
+ */
+static void rbp_fuzz(struct kunit *test)
+{
+	struct rbp *r = rbp_setup(test);
+	struct rnd_state rnd;
+	unsigned long lost;
+	unsigned int i, k;
+	char what[32];
+
+	rbp_last_boot(r, 5, 7);
+	rbp_baseline(r);
+	prandom_seed_state(&rnd, rbp_seed);
+	for (i = 0; i < rbp_iters; i++) {
+		memcpy(r->mem, r->image, r->size);
+		for (k = 1 + rbp_rand(&rnd, 4); k; k--)
+			rbp_corrupt(r, &rnd);
+		rbp_boot(r, &lost);
+		snprintf(what, sizeof(what), "round %u", i);
+		rbp_judge(r, what);
+		if (test->status == KUNIT_FAILURE)
+			break;
+		cond_resched();
+	}
+	kunit_info(test, "%u rounds from seed %u: resets seen %d, kept with a touched meta %d\n",
+		   i, rbp_seed, r->reset_seen, r->kept_seen);
+}
+
+/* ---- a crash at every test point ---- */
+
+/*
+ * One run of the crash script. The snapshot at hit @at is the memory a
+ * crash there leaves; with @nest_at >= 0, a nested writer (an interrupt or
+ * NMI) writes three events of three quarters of a sub-buffer at that hit,
+ * so that the writer it interrupted publishes across three sub-buffers or
+ * more.
+ */
+struct rbp_crash {
+	struct rbp	*r;
+	struct trace_buffer *buffer;
+	int		at;		/* the hit to crash at; -1: none */
+	int		nest_at;	/* the hit to nest a writer at; -1: none */
+	int		hits;
+	bool		in_hook;
+	bool		taken;
+	u32		next_tag;	/* live: tags handed out */
+	unsigned int	committed;	/* live: commits returned (no nesting) */
+	unsigned int	read;		/* live: 1 + the newest tag read, 0 if none */
+	u32		tags_at;
+	unsigned int	committed_at;
+	unsigned int	read_at;
+};
+
+static int rbp_crash_write(struct rbp_crash *c, unsigned int len)
+{
+	u32 tag = c->next_tag++;
+	struct ring_buffer_event *event;
+
+	event = ring_buffer_lock_reserve(c->buffer, len ? len : rbp_len(tag));
+	if (!event)
+		return -EBUSY;
+	rbp_fill(ring_buffer_event_data(event), tag);
+	if (len)	/* the nested writer's payload: tag and pattern, then zeros */
+		memset(ring_buffer_event_data(event) + rbp_len(tag), 0, len - rbp_len(tag));
+	ring_buffer_unlock_commit(c->buffer);
+	if (!len)
+		c->committed++;
+	return 0;
+}
+
+static void rbp_crash_hook(struct trace_buffer *buffer, int cpu, enum rb_test_point pt,
+			   void *data)
+{
+	struct rbp_crash *c = data;
+	int hit = c->hits++, i;
+
+	if (hit == c->at) {
+		memcpy(c->r->image, c->r->mem, c->r->size);
+		c->tags_at = c->next_tag;
+		c->committed_at = c->committed;
+		c->read_at = c->read;
+		c->taken = true;
+	}
+	if (hit == c->nest_at && !c->in_hook) {
+		c->in_hook = true;
+		ring_buffer_nest_start(buffer);
+		for (i = 0; i < 3; i++)
+			rbp_crash_write(c, 3 * (PAGE_SIZE - RB_PAGE_HDR) / 4);
+		ring_buffer_nest_end(buffer);
+		c->in_hook = false;
+	}
+}
+
+/* Note the newest tag on a page that ring_buffer_read_page() filled. */
+static void rbp_crash_page_read(struct rbp_crash *c, struct rb_page *page)
+{
+	unsigned int off = 0, len = local_read(&page->commit) & ~RB_MISSED_MASK, size;
+	struct ring_buffer_event *e;
+	u32 tag;
+
+	for (; off < len; off += size) {
+		e = (void *)&page->data[off];
+		size = rb_event_size(e);
+		if (!size)
+			break;
+		if (!rb_is_data(e))
+			continue;
+		memcpy(&tag, rb_event_payload(e), sizeof(tag));
+		c->read = max(c->read, tag + 1);
+	}
+}
+
+/*
+ * Writes of every size, wrapping the ring of four several times
+ * (evictions), consumes, page reads (copies: the pages are pinned).
+ */
+static void rbp_crash_script(struct kunit *test, struct rbp_crash *c, int cpu)
+{
+	static const int steps[] = { 40, -10, 120, 0, 60, -5, 0, 80 };
+	struct buffer_data_read_page *rpage;
+	struct ring_buffer_event *event;
+	unsigned int i;
+	int k;
+	u32 tag;
+
+	KUNIT_ASSERT_EQ(test, 0, ring_buffer_alloc_read_page(c->buffer, cpu, &rpage));
+	for (i = 0; i < ARRAY_SIZE(steps); i++) {
+		for (k = 0; k < steps[i]; k++)
+			KUNIT_ASSERT_EQ(test, rbp_crash_write(c, 0), 0);
+		for (k = 0; k < -steps[i]; k++) {
+			event = ring_buffer_consume(c->buffer, cpu, NULL, NULL);
+			if (!event)
+				break;
+			memcpy(&tag, ring_buffer_event_data(event), sizeof(tag));
+			c->read = max(c->read, tag + 1);
+		}
+		if (!steps[i] && ring_buffer_read_page(c->buffer, rpage, PAGE_SIZE, cpu, 0) >= 0)
+			rbp_crash_page_read(c, ring_buffer_read_page_data(rpage));
+	}
+	ring_buffer_free_read_page(c->buffer, cpu, rpage);
+}
+
+/* Run the script, crashing (and nesting) as @c says; returns the hits. */
+static int rbp_crash_run(struct kunit *test, struct rbp_crash *c)
+{
+	struct rbp *r = c->r;
+
+	memset(r->mem, 0, r->size);
+	c->hits = 0;
+	c->next_tag = 0;
+	c->committed = 0;
+	c->read = 0;
+	c->taken = false;
+	c->buffer = rbp_attach(r);
+	rb_set_test_hook(c->buffer, rbp_crash_hook, c);
+	rbp_crash_script(test, c, r->cpu);
+	ring_buffer_free(c->buffer);
+	return c->hits;
+}
+
+/*
+ * The next boot on what the crash left: no torn sub-buffer (P2 held at
+ * that instant), R1-R5, whole events in time order, only events that were
+ * reserved, and, without nesting (where commits come in tag order), the
+ * newest committed event if it was unread.
+ */
+static void rbp_crash_judge(struct kunit *test, struct rbp_crash *c)
+{
+	struct rbp *r = c->r;
+	struct rb_range_meta *meta;
+	unsigned long lost;
+	unsigned int i;
+
+	memcpy(r->mem, r->image, r->size);
+	meta = rbp_meta(r, r->mem);
+	rbp_boot(r, &lost);
+	KUNIT_EXPECT_EQ_MSG(test, meta->dropped, 0ULL, "crash at hit %d (nest at %d): torn",
+			    c->at, c->nest_at);
+	for (i = 0; i < r->ngot; i++) {
+		KUNIT_EXPECT_TRUE_MSG(test, r->got[i].whole,
+				      "crash at hit %d (nest at %d): event %u",
+				      c->at, c->nest_at, i);
+		KUNIT_EXPECT_LT_MSG(test, r->got[i].tag, c->tags_at,
+				    "crash at hit %d (nest at %d): never reserved",
+				    c->at, c->nest_at);
+		if (i)
+			KUNIT_EXPECT_GT_MSG(test, r->got[i].ts, r->got[i - 1].ts,
+					    "crash at hit %d (nest at %d): event %u out of order",
+					    c->at, c->nest_at, i);
+	}
+	if (c->nest_at < 0 && c->committed_at && c->read_at < c->committed_at) {
+		KUNIT_EXPECT_GT_MSG(test, r->ngot, 0U, "crash at hit %d: all lost", c->at);
+		if (r->ngot)
+			KUNIT_EXPECT_GE_MSG(test, r->got[r->ngot - 1].tag + 1, c->committed_at,
+					    "crash at hit %d: the newest event lost", c->at);
+	}
+}
+
+/*
+ * A crash at every test point of the script, then at every point of the
+ * 200 after each place a nested writer fills three sub-buffers (every 37th
+ * point): the next boot must find what rbp_crash_judge() asks.
+ */
+static void rbp_crash_everywhere(struct kunit *test)
+{
+	struct rbp *r = rbp_setup_chunk(test, RBP_CRASH_SUBBUFS);
+	struct rbp_crash c = { .r = r, .at = -1, .nest_at = -1 };
+	unsigned int runs = 0, step = max(rbp_crash_every, 1U);
+	int total, nested;
+
+	rb_test_hooks_enable(true);
+	total = rbp_crash_run(test, &c);
+	KUNIT_ASSERT_GT(test, total, 1000);
+	for (c.at = 0; c.at < total && test->status != KUNIT_FAILURE; c.at += step, runs++) {
+		rbp_crash_run(test, &c);
+		KUNIT_ASSERT_TRUE(test, c.taken);
+		rbp_crash_judge(test, &c);
+	}
+	for (c.nest_at = 0; c.nest_at < total && test->status != KUNIT_FAILURE; c.nest_at += 37) {
+		c.at = -1;
+		nested = rbp_crash_run(test, &c);
+		for (c.at = c.nest_at; c.at < min(nested, c.nest_at + 200) &&
+		     test->status != KUNIT_FAILURE; c.at += step, runs++) {
+			rbp_crash_run(test, &c);
+			rbp_crash_judge(test, &c);
+		}
+	}
+	rb_test_hooks_enable(false);
+	kunit_info(test, "%u crashes over %d test points\n", runs, total);
+}
+
+static int rbp_init(struct kunit *test)
+{
+	atomic64_set(&rbp_now, 1000);
+	return 0;
+}
+
+static struct kunit_case rbp_cases[] = {
+	KUNIT_CASE(rbp_meta_fields),
+	KUNIT_CASE(rbp_accounting),
+	KUNIT_CASE(rbp_all_whole),
+	KUNIT_CASE_SLOW(rbp_crash_everywhere),
+	KUNIT_CASE_SLOW(rbp_fuzz),
+	{}
+};
+
+static struct kunit_suite rbp_suite = {
+	.name = "ring_buffer_persist",
+	.init = rbp_init,
+	.test_cases = rbp_cases,
+};
+
+kunit_test_suites(&rbp_suite);
+
+MODULE_DESCRIPTION("Ring buffer: persistent buffers against a corrupted last boot");
+MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
