@@ -203,7 +203,7 @@ static bool rb_move_tail(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu_
 static void rb_range_commit(struct rb_cpu_buffer *cpu_buffer, unsigned int vpos, u32 id)
 {
 	if (unlikely(cpu_buffer->range))
-		WRITE_ONCE(cpu_buffer->range->commit, rb_pair(vpos, id));
+		WRITE_ONCE(cpu_buffer->range->saved_commit, rb_pair(vpos, id));
 }
 
 /*

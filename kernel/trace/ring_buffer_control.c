@@ -44,6 +44,8 @@
 #include <linux/poll.h>
 #include <linux/oom.h>
 #include <linux/slab.h>
+#include <linux/panic_notifier.h>
+#include <asm/ring_buffer.h>
 #include "ring_buffer_internal.h"
 #include "trace.h"
 
@@ -1374,6 +1376,17 @@ void ring_buffer_wake_waiters(struct trace_buffer *buffer, int cpu)
 
 /* ---- allocation, hotplug ---- */
 
+/* A persistent buffer on a panic: stop recording, make sure the range reaches memory. */
+static int rb_range_panic(struct notifier_block *nb, unsigned long event, void *data)
+{
+	struct trace_buffer *buffer = container_of(nb, struct trace_buffer, flush_nb);
+
+	ring_buffer_record_off(buffer);
+	arch_ring_buffer_flush_range(buffer->range_start,
+				     buffer->range_start + nr_cpu_ids * buffer->range_chunk);
+	return NOTIFY_DONE;
+}
+
 /*
  * A buffer of @size bytes per CPU in sub-buffers of @order or, with
  * @range_size, one laid out in the memory from @start instead
@@ -1423,8 +1436,10 @@ static struct trace_buffer *rb_alloc(unsigned long size, unsigned int flags, uns
 
 	if (cpuhp_state_add_instance(CPUHP_TRACE_RB_PREPARE, &buffer->node) < 0)
 		goto fail_free_cpus;
-	if (range_size)
-		rb_range_register(buffer);
+	if (range_size) {
+		buffer->flush_nb.notifier_call = rb_range_panic;
+		atomic_notifier_chain_register(&panic_notifier_list, &buffer->flush_nb);
+	}
 	return buffer;
 
 fail_free_cpus:
@@ -1491,7 +1506,7 @@ void ring_buffer_free(struct trace_buffer *buffer)
 	int cpu;
 
 	if (buffer->range_start)
-		rb_range_unregister(buffer);
+		atomic_notifier_chain_unregister(&panic_notifier_list, &buffer->flush_nb);
 	cpuhp_state_remove_instance(CPUHP_TRACE_RB_PREPARE, &buffer->node);
 	rb_waiters_sync(&buffer->waiters);
 	for_each_cpu(cpu, buffer->cpumask) {

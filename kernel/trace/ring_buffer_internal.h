@@ -291,7 +291,7 @@ struct rb_range_meta {
 	u32	pad;
 	u64	text_addr;	/* where this kernel's text and data were, */
 	u64	data_addr;	/* for the next boot's delta */
-	u64	commit;		/* the commit point, kept by rb_publish() */
+	u64	saved_commit;	/* the commit point, kept by rb_publish() */
 	u64	dropped;	/* sub-buffers found torn, over all boots */
 	u32	slots[];	/* the ring: cpu_buffer->slots */
 };
@@ -852,8 +852,6 @@ void rb_reader_consume(struct rb_cpu_buffer *cpu_buffer, unsigned int end);
 
 int rb_range_layout(struct trace_buffer *buffer, unsigned long start, unsigned long size);
 void rb_range_attach(struct rb_cpu_buffer *cpu_buffer);
-void rb_range_register(struct trace_buffer *buffer);
-void rb_range_unregister(struct trace_buffer *buffer);
 
 /*
  * The pages of a mapped or a persistent CPU buffer stay where they are:

@@ -16,7 +16,7 @@
  *     so it names every id but one; the one it does not name is the
  *     reader's sub-buffer. A reader swap is never half visible here: the
  *     id it takes stays named until the reader's old id replaces it.
- *  P2 meta->commit is the commit point, moved before the length of the new
+ *  P2 meta->saved_commit is the commit point, moved before the length of the new
  *     commit sub-buffer is published (rb_range_commit()), and a page's
  *     length is zeroed before the writer enters it (rb_move_tail()). So a
  *     page of the ring with a length is the commit sub-buffer or lies
@@ -31,11 +31,9 @@
  */
 
 #include <linux/ring_buffer.h>
-#include <linux/panic_notifier.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/mm.h>
-#include <asm/ring_buffer.h>
 
 #include "ring_buffer_internal.h"
 #include "trace.h"
@@ -382,7 +380,7 @@ static void rb_range_rebuild(struct rb_cpu_buffer *cpu_buffer, u32 *order, unsig
 	atomic64_set(&cpu_buffer->head, rb_pair(0, cpu_buffer->slots[nr - 1]));
 	local64_set(&cpu_buffer->write, rb_wword(k - 1, f, 0));
 	atomic64_set(&cpu_buffer->commit, rb_pair(k - 1, f));
-	meta->commit = rb_pair(k - 1, f);
+	meta->saved_commit = rb_pair(k - 1, f);
 	cpu_buffer->stamp_ts = 0;
 	cpu_buffer->stamp_end = 0;
 
@@ -435,7 +433,7 @@ void rb_range_attach(struct rb_cpu_buffer *cpu_buffer)
 	reader = rb_range_reader(cpu_buffer, seen);
 	if (reader < 0)
 		goto format;
-	newest = rb_range_newest(cpu_buffer, reader, READ_ONCE(meta->commit));
+	newest = rb_range_newest(cpu_buffer, reader, READ_ONCE(meta->saved_commit));
 	if (newest == RB_RANGE_UNKNOWN)
 		goto format;
 
@@ -459,36 +457,6 @@ out:
 }
 
 /* ---- while running ---- */
-
-/* A panic: stop recording and make sure the range reaches memory. */
-static int rb_range_panic(struct notifier_block *nb, unsigned long event, void *data)
-{
-	struct trace_buffer *buffer = container_of(nb, struct trace_buffer, flush_nb);
-
-	ring_buffer_record_off(buffer);
-	arch_ring_buffer_flush_range(buffer->range_start,
-				     buffer->range_start + nr_cpu_ids * buffer->range_chunk);
-	return NOTIFY_DONE;
-}
-
-/**
- * rb_range_register - flush a persistent buffer's range on a panic
- * @buffer: the buffer
- */
-void rb_range_register(struct trace_buffer *buffer)
-{
-	buffer->flush_nb.notifier_call = rb_range_panic;
-	atomic_notifier_chain_register(&panic_notifier_list, &buffer->flush_nb);
-}
-
-/**
- * rb_range_unregister - undo rb_range_register()
- * @buffer: the buffer
- */
-void rb_range_unregister(struct trace_buffer *buffer)
-{
-	atomic_notifier_chain_unregister(&panic_notifier_list, &buffer->flush_nb);
-}
 
 /**
  * ring_buffer_last_boot_delta - how far the kernel moved since the last boot

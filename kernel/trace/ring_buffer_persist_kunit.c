@@ -300,7 +300,7 @@ struct rbp_field {
 /* The slot the commit point names. */
 static unsigned int rbp_commit_slot(struct rb_range_meta *meta)
 {
-	return rb_pair_vpos(meta->commit) % meta->nr;
+	return rb_pair_vpos(meta->saved_commit) % meta->nr;
 }
 
 static void rbp_magic(struct rb_range_meta *m) { m->magic ^= 1; }
@@ -320,18 +320,20 @@ static void rbp_slot_twice(struct rb_range_meta *m) { m->slots[1] = m->slots[0];
 
 static void rbp_commit_vpos(struct rb_range_meta *m)
 {
-	m->commit = rb_pair(2 * m->nr, rb_pair_id(m->commit));
+	m->saved_commit = rb_pair(2 * m->nr, rb_pair_id(m->saved_commit));
 }
 
 static void rbp_commit_id(struct rb_range_meta *m)
 {
-	m->commit = rb_pair(rb_pair_vpos(m->commit), m->nr + 1);
+	m->saved_commit = rb_pair(rb_pair_vpos(m->saved_commit), m->nr + 1);
 }
 
 /* The id of the next slot: names a sub-buffer, not its own slot's. */
 static void rbp_commit_mismatch(struct rb_range_meta *m)
 {
-	m->commit = rb_pair(rb_pair_vpos(m->commit), m->slots[(rbp_commit_slot(m) + 1) % m->nr]);
+	u32 next = m->slots[(rbp_commit_slot(m) + 1) % m->nr];
+
+	m->saved_commit = rb_pair(rb_pair_vpos(m->saved_commit), next);
 }
 
 /* The reader's id: the one no slot names. */
@@ -345,7 +347,7 @@ static void rbp_commit_reader(struct rb_range_meta *m)
 		if (i == m->nr)
 			break;
 	}
-	m->commit = rb_pair(rb_pair_vpos(m->commit), id);
+	m->saved_commit = rb_pair(rb_pair_vpos(m->saved_commit), id);
 }
 
 /* Another slot with data, and its id: consistent, and wrong. */
@@ -353,12 +355,14 @@ static void rbp_commit_elsewhere(struct rb_range_meta *m)
 {
 	unsigned int cs = (rbp_commit_slot(m) + m->nr - 2) % m->nr;
 
-	m->commit = rb_pair(cs, m->slots[cs]);
+	m->saved_commit = rb_pair(cs, m->slots[cs]);
 }
 
 static void rbp_commit_lap(struct rb_range_meta *m)
 {
-	m->commit = rb_pair((rb_pair_vpos(m->commit) + m->nr) % (2 * m->nr), rb_pair_id(m->commit));
+	u32 vpos = (rb_pair_vpos(m->saved_commit) + m->nr) % (2 * m->nr);
+
+	m->saved_commit = rb_pair(vpos, rb_pair_id(m->saved_commit));
 }
 
 static const struct rbp_field rbp_fields[] = {
