@@ -348,15 +348,8 @@ void rb_reset_cpu_ring(struct rb_cpu_buffer *cpu_buffer)
 	unsigned int i;
 
 	for (i = 0; i <= cpu_buffer->nr; i++) {
-		struct rb_subbuf *sb = &cpu_buffer->subbufs[i];
-
-		sb->page->time_stamp = 0;
-		local_set(&sb->page->commit, 0);
-		local_set(&sb->events, 0);
-		sb->data_end = 0;
-		sb->tail_bytes = 0;
-		sb->events_before = 0;
-		sb->gen++;
+		rb_sb_clear(&cpu_buffer->subbufs[i]);
+		cpu_buffer->subbufs[i].gen++;
 	}
 	for (i = 0; i < cpu_buffer->nr; i++)
 		cpu_buffer->slots[i] = i + 1;

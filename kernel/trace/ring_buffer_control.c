@@ -208,7 +208,11 @@ static struct rb_cpu_buffer *rb_alloc_cpu_buffer(struct trace_buffer *buffer, in
 	rb_waiters_init(&cpu_buffer->waiters, true);
 	rb_ring_swap(cpu_buffer, &ring);
 	if (buffer->range_start) {
-		rb_range_attach(cpu_buffer);
+		if (rb_range_attach(cpu_buffer)) {
+			kvfree(cpu_buffer->subbufs);
+			kfree(cpu_buffer);
+			return NULL;
+		}
 		/* Its pages must stay where the next boot looks for them. */
 		atomic_inc(&cpu_buffer->resize_disabled);
 	} else {

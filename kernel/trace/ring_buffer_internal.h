@@ -834,6 +834,17 @@ static inline void rb_ctl_release(struct rb_cpu_buffer *cpu_buffer)
 	atomic_set_release(&cpu_buffer->ctl, RB_CTL_IDLE);	/* pairs with rb_ctl_claim() */
 }
 
+/* Empty @sb and its page, for a CPU buffer nobody else can touch. */
+static inline void rb_sb_clear(struct rb_subbuf *sb)
+{
+	sb->page->time_stamp = 0;
+	local_set(&sb->page->commit, 0);
+	local_set(&sb->events, 0);
+	sb->data_end = 0;
+	sb->tail_bytes = 0;
+	sb->events_before = 0;
+}
+
 /* ---- defined in ring_buffer.c, for the layers above ---- */
 
 /* Publish everything up to write word @w; also used by control ops, quiesced. */
@@ -851,7 +862,7 @@ void rb_reader_consume(struct rb_cpu_buffer *cpu_buffer, unsigned int end);
 /* ---- defined in ring_buffer_persist.c ---- */
 
 int rb_range_layout(struct trace_buffer *buffer, unsigned long start, unsigned long size);
-void rb_range_attach(struct rb_cpu_buffer *cpu_buffer);
+int rb_range_attach(struct rb_cpu_buffer *cpu_buffer);
 
 /*
  * The pages of a mapped or a persistent CPU buffer stay where they are:

@@ -1760,6 +1760,17 @@ static void rbt_persistent_continue(struct kunit *test)
 	ring_buffer_free(buffer);
 }
 
+/* The buffer of a boot that found damage records and reads anew; then it goes. */
+static void rbt_range_records_again(struct kunit *test, struct trace_buffer *buffer)
+{
+	struct ring_buffer_event *event;
+
+	KUNIT_EXPECT_EQ(test, 0, rbt_write_at(buffer, 90000, 100, 0x9000));
+	event = ring_buffer_consume(buffer, rbt_cpu(test), NULL, NULL);
+	KUNIT_EXPECT_TRUE(test, event && rbt_tag(ring_buffer_event_data(event)) == 0x9000U);
+	ring_buffer_free(buffer);
+}
+
 enum rbt_damage { RBT_EVENT_HEADER, RBT_SUBBUF_COMMIT, RBT_GARBAGE };
 
 /*
@@ -1812,11 +1823,7 @@ static void rbt_persistent_damage(struct kunit *test, enum rbt_damage how)
 	KUNIT_EXPECT_LT(test, i, n);
 	if (how == RBT_GARBAGE)
 		KUNIT_EXPECT_EQ(test, i, 0U);
-	KUNIT_EXPECT_EQ(test, 0, rbt_write_at(buffer, 90000, 100, 0x9000));
-	event = ring_buffer_consume(buffer, cpu, NULL, NULL);
-	KUNIT_ASSERT_NOT_NULL(test, event);
-	KUNIT_EXPECT_EQ(test, rbt_tag(ring_buffer_event_data(event)), 0x9000U);
-	ring_buffer_free(buffer);
+	rbt_range_records_again(test, buffer);
 }
 
 static void rbt_persistent_bad_event(struct kunit *test)
@@ -1916,15 +1923,10 @@ static void rbt_persistent_regeometry(struct kunit *test)
 	struct rbt_range less = { .mem = rg->mem, .size = rg->size - nr_cpu_ids * PAGE_SIZE };
 	struct trace_buffer *buffer = rbt_range_boot(test, &less);
 	u32 *tags = kunit_kcalloc(test, n + 1, sizeof(*tags), GFP_KERNEL);
-	struct ring_buffer_event *event;
 
 	KUNIT_ASSERT_NOT_NULL(test, tags);
 	rbt_range_drain(test, buffer, 100, tags, n, NULL);
-	KUNIT_EXPECT_EQ(test, 0, rbt_write_at(buffer, 90000, 100, 0x9000));
-	event = ring_buffer_consume(buffer, rbt_cpu(test), NULL, NULL);
-	KUNIT_ASSERT_NOT_NULL(test, event);
-	KUNIT_EXPECT_EQ(test, rbt_tag(ring_buffer_event_data(event)), 0x9000U);
-	ring_buffer_free(buffer);
+	rbt_range_records_again(test, buffer);
 }
 
 /*
@@ -2014,7 +2016,6 @@ static void rbt_persistent_torn(struct kunit *test, enum rbt_tear how)
 	unsigned int i, n, got, on_victim = 0, cap = PAGE_SIZE - RBT_HDR;
 	struct trace_buffer *buffer = rbt_range_boot(test, rg);
 	bool abs = how == RBT_TEAR_TIME_BACKWARDS;
-	struct ring_buffer_event *event;
 	struct rbt_subbuf *victim;
 	unsigned long lost;
 	u32 *tags, last = 0;
@@ -2078,11 +2079,7 @@ static void rbt_persistent_torn(struct kunit *test, enum rbt_tear how)
 		KUNIT_EXPECT_TRUE(test, tags[i] < 0x6000 + last + 1 - on_victim ||
 				  tags[i] > 0x6000 + last);
 	KUNIT_EXPECT_GT(test, lost, 0UL);
-	KUNIT_EXPECT_EQ(test, 0, rbt_write_at(buffer, 90000, 100, 0x9000));
-	event = ring_buffer_consume(buffer, rbt_cpu(test), NULL, NULL);
-	KUNIT_ASSERT_NOT_NULL(test, event);
-	KUNIT_EXPECT_EQ(test, rbt_tag(ring_buffer_event_data(event)), 0x9000U);
-	ring_buffer_free(buffer);
+	rbt_range_records_again(test, buffer);
 }
 
 static void rbt_persistent_torn_commit(struct kunit *test)

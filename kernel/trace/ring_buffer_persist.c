@@ -210,24 +210,31 @@ static void rb_range_format(struct rb_cpu_buffer *cpu_buffer, u64 dropped)
 #define RB_RANGE_READER_NEWEST	(-1)	/* the ring holds none: the reader has it */
 #define RB_RANGE_UNKNOWN	(-2)
 
-/* Does the page in slot @slot have a length? */
-static bool rb_range_has_len(struct rb_cpu_buffer *cpu_buffer, unsigned int slot)
+/*
+ * Is the page in slot @slot whole (rb_range_check(), into @state by id)?
+ * The ring's shape is judged on whole pages: a torn one counts as empty.
+ */
+static bool rb_range_whole(struct rb_cpu_buffer *cpu_buffer, const u8 *state,
+			   unsigned int slot)
 {
-	return local_read(&cpu_buffer->subbufs[cpu_buffer->slots[slot]].page->commit);
+	return state[cpu_buffer->slots[slot]] == RB_RANGE_WHOLE;
 }
 
 /*
  * Does the ring, read from the slot after @cs round to @cs, look the way
  * P2 leaves it: pages with no length first, then pages with one? @cs's
- * own may have none yet.
+ * own may have none yet, and the one after it may be a sub-buffer just
+ * evicted that the writer has not entered (its length is from its last
+ * lap, and a reader swap may have put an empty page right after it).
  */
-static bool rb_range_run_ends(struct rb_cpu_buffer *cpu_buffer, unsigned int cs)
+static bool rb_range_run_ends(struct rb_cpu_buffer *cpu_buffer, const u8 *state,
+			      unsigned int cs)
 {
 	unsigned int nr = cpu_buffer->nr, i;
 	bool data = false;
 
-	for (i = 1; i < nr; i++) {
-		if (rb_range_has_len(cpu_buffer, (cs + i) % nr))
+	for (i = 2; i < nr; i++) {
+		if (rb_range_whole(cpu_buffer, state, (cs + i) % nr))
 			data = true;
 		else if (data)
 			return false;
@@ -235,56 +242,95 @@ static bool rb_range_run_ends(struct rb_cpu_buffer *cpu_buffer, unsigned int cs)
 	return true;
 }
 
+/* The time stamp of the page in slot @slot: one boot's clock orders them. */
+static u64 rb_range_stamp(struct rb_cpu_buffer *cpu_buffer, unsigned int slot)
+{
+	return cpu_buffer->subbufs[cpu_buffer->slots[slot]].page->time_stamp;
+}
+
 /*
- * The slot of the newest sub-buffer in the ring. The commit point in the
- * meta says, if it names a slot and its sub-buffer (or the reader's, with
- * nothing in the ring) and the ring agrees (P2). Otherwise the ring alone
- * may tell: pages with a length in one run that does not fill the ring
- * end at the newest. Failing both, a commit point that at least names its
- * slot's sub-buffer is taken at its word: each page is checked on its own
- * anyway.
+ * Do the time stamps of the run of whole pages that ends at @last never go
+ * back? A run that damage made (a page lost its length, another its time
+ * stamp) seldom passes; a run one boot wrote always does.
  */
-static int rb_range_newest(struct rb_cpu_buffer *cpu_buffer, u32 reader, u64 commit)
+static bool rb_range_run_in_time(struct rb_cpu_buffer *cpu_buffer, const u8 *state,
+				 unsigned int last)
+{
+	unsigned int nr = cpu_buffer->nr, slot = last, prev;
+
+	for (;;) {
+		prev = (slot + nr - 1) % nr;
+		if (prev == last || !rb_range_whole(cpu_buffer, state, prev))
+			return true;
+		if (rb_range_stamp(cpu_buffer, prev) > rb_range_stamp(cpu_buffer, slot))
+			return false;
+		slot = prev;
+	}
+}
+
+/*
+ * The slot of the newest sub-buffer in the ring, from the commit point in
+ * the meta. It must name a slot and the sub-buffer there, or the reader's
+ * with nothing in the ring (P2: the reader took the writer's sub-buffer);
+ * anything else is a meta that cannot be trusted. If the ring disagrees
+ * with it, the meta or a page's length was damaged: when the whole pages
+ * form one run, in time order, whose last page is later than the named
+ * one, the run is believed (one boot's clock); otherwise the commit point
+ * is, and each page is checked on its own anyway.
+ */
+static int rb_range_newest(struct rb_cpu_buffer *cpu_buffer, const u8 *state, u32 reader,
+			   u64 commit)
 {
 	unsigned int nr = cpu_buffer->nr, cs = rb_pair_vpos(commit) % nr, i, full = 0, ends = 0;
-	bool named = rb_pair_vpos(commit) < 2 * nr && cpu_buffer->slots[cs] == rb_pair_id(commit);
-	int last = RB_RANGE_READER_NEWEST;
+	int last = 0;
 
 	for (i = 0; i < nr; i++) {
-		bool here = rb_range_has_len(cpu_buffer, i);
-		bool next = rb_range_has_len(cpu_buffer, (i + 1) % nr);
+		bool here = rb_range_whole(cpu_buffer, state, i);
 
 		full += here;
-		if (here && !next) {
+		if (here && !rb_range_whole(cpu_buffer, state, (i + 1) % nr)) {
 			ends++;
 			last = i;
 		}
 	}
-	if (rb_pair_id(commit) == reader && !full)
-		return RB_RANGE_READER_NEWEST;
-	if (named && rb_range_run_ends(cpu_buffer, cs))
+	if (rb_pair_id(commit) == reader)
+		return full ? RB_RANGE_UNKNOWN : RB_RANGE_READER_NEWEST;
+	if (rb_pair_vpos(commit) >= 2 * nr || cpu_buffer->slots[cs] != rb_pair_id(commit))
+		return RB_RANGE_UNKNOWN;
+	if (rb_range_run_ends(cpu_buffer, state, cs))
 		return cs;
-	if (ends == 1)
+	if (ends == 1 && rb_range_stamp(cpu_buffer, last) > rb_range_stamp(cpu_buffer, cs) &&
+	    rb_range_run_in_time(cpu_buffer, state, last))
 		return last;
-	if (!full)
-		return RB_RANGE_READER_NEWEST;
-	return named ? cs : RB_RANGE_UNKNOWN;
+	return cs;
 }
 
 /*
  * The sub-buffers that may hold the last boot's events, oldest first, into
- * @order; returns how many. The reader's comes first: it was the head
- * once. Then the ring's slots from the one after the newest round to it.
+ * @order; returns how many. The reader's was the head once, so it comes
+ * before the ring's slots, which follow from the one after the newest
+ * round to it. One exception: a sub-buffer just evicted and not entered
+ * (the slot after the newest, with a length, before an empty one) is older
+ * than the reader's if the reader took the head after that eviction; their
+ * time stamps (one boot's clock) say which came first.
  */
-static unsigned int rb_range_order(struct rb_cpu_buffer *cpu_buffer, u32 reader, int newest,
-				   u32 *order)
+static unsigned int rb_range_order(struct rb_cpu_buffer *cpu_buffer, const u8 *state,
+				   u32 reader, int newest, u32 *order)
 {
-	unsigned int nr = cpu_buffer->nr, n = 0, i;
+	unsigned int nr = cpu_buffer->nr, n = 0, i = 1;
+	struct rb_page *rp = cpu_buffer->subbufs[reader].page, *ep;
 
+	if (newest >= 0 && nr > 2 && rb_range_whole(cpu_buffer, state, (newest + 1) % nr) &&
+	    !rb_range_whole(cpu_buffer, state, (newest + 2) % nr) &&
+	    state[reader] == RB_RANGE_WHOLE) {
+		ep = cpu_buffer->subbufs[cpu_buffer->slots[(newest + 1) % nr]].page;
+		if (ep->time_stamp < rp->time_stamp)
+			order[n++] = cpu_buffer->slots[(newest + i++) % nr];
+	}
 	order[n++] = reader;
 	if (newest < 0)
 		return n;
-	for (i = 1; i <= nr; i++)
+	for (; i <= nr; i++)
 		order[n++] = cpu_buffer->slots[(newest + i) % nr];
 	return n;
 }
@@ -301,13 +347,13 @@ static unsigned int rb_range_order(struct rb_cpu_buffer *cpu_buffer, u32 reader,
  * reader as overwritten events do, through events_before. Not yet
  * published: nobody else can see the CPU buffer.
  */
-static void rb_range_rebuild(struct rb_cpu_buffer *cpu_buffer, u32 *order, unsigned int n,
-			     unsigned long *kept)
+static void rb_range_rebuild(struct rb_cpu_buffer *cpu_buffer, const u8 *state, u32 *order,
+			     unsigned int n, unsigned long *kept)
 {
 	struct rb_range_meta *meta = cpu_buffer->range;
 	unsigned int nr = cpu_buffer->nr, cap = rb_capacity(cpu_buffer->buffer);
 	unsigned long before = 0, lost = 0, torn = 0;
-	unsigned int i, k = 0, events, slot;
+	unsigned int i, k = 0, slot;
 	u32 *ids = order + nr + 1;	/* the caller's scratch: nr + 1 more */
 	struct rb_subbuf *sb;
 	u32 f;
@@ -315,7 +361,7 @@ static void rb_range_rebuild(struct rb_cpu_buffer *cpu_buffer, u32 *order, unsig
 	bitmap_zero(kept, nr + 1);
 	for (i = 0; i < n; i++) {
 		sb = &cpu_buffer->subbufs[order[i]];
-		switch (rb_range_check(sb->page, cap, &events)) {
+		switch (state[order[i]]) {
 		case RB_RANGE_EMPTY:
 			continue;
 		case RB_RANGE_TORN:
@@ -336,8 +382,7 @@ static void rb_range_rebuild(struct rb_cpu_buffer *cpu_buffer, u32 *order, unsig
 		ids[k++] = order[i];
 		__set_bit(order[i], kept);
 		sb->events_before = before;
-		local_set(&sb->events, events);
-		before += events;
+		before += local_read(&sb->events);	/* counted by the scan */
 	}
 	meta->dropped += torn;
 	if (torn)
@@ -348,15 +393,6 @@ static void rb_range_rebuild(struct rb_cpu_buffer *cpu_buffer, u32 *order, unsig
 		return;
 	}
 
-	/* The ring: the other whole ones, then the writer's, then the free ones. */
-	for (slot = 0, i = 1; i < k; i++)
-		cpu_buffer->slots[slot++] = ids[i];
-	for (i = 0; i <= nr; i++)
-		if (!test_bit(i, kept))
-			cpu_buffer->slots[slot++] = i;
-	/* Every id but the reader's has its slot (P1); the writer's is k - 1. */
-	f = cpu_buffer->slots[k - 1];
-
 	for (i = 0; i <= nr; i++) {
 		sb = &cpu_buffer->subbufs[i];
 		sb->gen++;
@@ -366,13 +402,24 @@ static void rb_range_rebuild(struct rb_cpu_buffer *cpu_buffer, u32 *order, unsig
 			continue;
 		}
 		/* Free again, torn or not: the next boot must find it empty (P2). */
-		sb->page->time_stamp = 0;
-		local_set(&sb->page->commit, 0);
-		local_set(&sb->events, 0);
-		sb->data_end = 0;
-		sb->tail_bytes = 0;
-		sb->events_before = 0;
+		rb_sb_clear(sb);
 	}
+	/*
+	 * The ring: the other whole ones, then the writer's, then the free
+	 * ones. Written after the free pages lost their lengths, so that a
+	 * crash in between finds the old ring with empty pages. A crash in the
+	 * few stores that rewrite the slots, early in a boot, can leave them
+	 * in no usable order: the boot after starts afresh, or reads whole
+	 * pages out of order.
+	 */
+	for (slot = 0, i = 1; i < k; i++)
+		cpu_buffer->slots[slot++] = ids[i];
+	for (i = 0; i <= nr; i++)
+		if (!test_bit(i, kept))
+			cpu_buffer->slots[slot++] = i;
+	/* Every id but the reader's has its slot (P1); the writer's is k - 1. */
+	f = cpu_buffer->slots[k - 1];
+
 	/* Torn ones after the newest whole one: reported when the writer's is taken. */
 	cpu_buffer->subbufs[f].events_before = before;
 
@@ -412,28 +459,45 @@ static void rb_range_rebuild(struct rb_cpu_buffer *cpu_buffer, u32 *order, unsig
  * If the chunk's meta is one this boot could have written for this CPU,
  * the last boot's whole sub-buffers are kept in order and the torn ones
  * dropped (rb_range_rebuild()); otherwise the chunk is formatted afresh.
- * Either way the CPU buffer satisfies R1-R5 afterwards. Memory for the
- * scratch arrays may fail: the data is then dropped, never trusted.
+ * Either way the CPU buffer satisfies R1-R5 afterwards.
+ *
+ * Return: 0, or -ENOMEM for the scratch arrays, before anything in the
+ * chunk has changed: the last boot's data stays for a later attempt.
  */
-void rb_range_attach(struct rb_cpu_buffer *cpu_buffer)
+int rb_range_attach(struct rb_cpu_buffer *cpu_buffer)
 {
 	struct trace_buffer *buffer = cpu_buffer->buffer;
 	unsigned int nr = cpu_buffer->nr, n;
 	struct rb_range_meta *meta;
+	unsigned int cap = rb_capacity(buffer), events, id;
 	unsigned long *seen;
 	int reader, newest;
 	u32 *order;
+	u8 *state;
 
-	rb_range_pages(cpu_buffer);
-	meta = cpu_buffer->range;
 	seen = bitmap_zalloc(nr + 1, GFP_KERNEL);
 	order = kvmalloc_array(2 * (nr + 1), sizeof(*order), GFP_KERNEL);
-	if (!seen || !order || !rb_range_meta_ok(cpu_buffer, meta))
+	state = kvmalloc(nr + 1, GFP_KERNEL);
+	if (!seen || !order || !state) {
+		kvfree(state);
+		kvfree(order);
+		bitmap_free(seen);
+		return -ENOMEM;
+	}
+	rb_range_pages(cpu_buffer);
+	meta = cpu_buffer->range;
+	if (!rb_range_meta_ok(cpu_buffer, meta))
 		goto format;
 	reader = rb_range_reader(cpu_buffer, seen);
 	if (reader < 0)
 		goto format;
-	newest = rb_range_newest(cpu_buffer, reader, READ_ONCE(meta->saved_commit));
+	/* Each page on its own first: the ring's shape is read from whole ones. */
+	for (id = 0; id <= nr; id++) {
+		events = 0;
+		state[id] = rb_range_check(cpu_buffer->subbufs[id].page, cap, &events);
+		local_set(&cpu_buffer->subbufs[id].events, events);
+	}
+	newest = rb_range_newest(cpu_buffer, state, reader, READ_ONCE(meta->saved_commit));
 	if (newest == RB_RANGE_UNKNOWN)
 		goto format;
 
@@ -443,8 +507,8 @@ void rb_range_attach(struct rb_cpu_buffer *cpu_buffer)
 	}
 	meta->text_addr = RB_TEXT_ADDR;
 	meta->data_addr = RB_DATA_ADDR;
-	n = rb_range_order(cpu_buffer, reader, newest, order);
-	rb_range_rebuild(cpu_buffer, order, n, seen);
+	n = rb_range_order(cpu_buffer, state, reader, newest, order);
+	rb_range_rebuild(cpu_buffer, state, order, n, seen);
 	goto out;
 format:
 	if (meta->magic == RB_RANGE_MAGIC)
@@ -452,8 +516,10 @@ format:
 				    cpu_buffer->cpu);
 	rb_range_format(cpu_buffer, 0);
 out:
+	kvfree(state);
 	kvfree(order);
 	bitmap_free(seen);
+	return 0;
 }
 
 /* ---- while running ---- */
@@ -479,15 +545,16 @@ bool ring_buffer_last_boot_delta(struct trace_buffer *buffer, long *text, long *
 /* ---- the buffer_meta file ---- */
 
 /*
- * 6.12's lines: head and commit sub-buffer, sizes, then the sub-buffers in
- * ring order, buffer[0] the reader's; then the dropped count. Read without
- * stopping anyone: a debugging view, exact only while nothing is written.
+ * 6.12's lines: head and commit sub-buffer and the sizes, then every
+ * sub-buffer in ring order, buffer[0] the reader's; then, ours, the count
+ * of torn sub-buffers dropped. Read without stopping anyone: a debugging
+ * view, exact only while nothing is written.
  */
 static void *rb_meta_start(struct seq_file *m, loff_t *pos)
 {
 	struct rb_cpu_buffer *cpu_buffer = m->private;
 
-	return *pos <= cpu_buffer->nr + 1 ? (void *)(unsigned long)(*pos + 1) : NULL;
+	return *pos <= cpu_buffer->nr + 2 ? (void *)(unsigned long)(*pos + 1) : NULL;
 }
 
 static void *rb_meta_next(struct seq_file *m, void *v, loff_t *pos)
@@ -516,7 +583,8 @@ static int rb_meta_show(struct seq_file *m, void *v)
 		seq_printf(m, "nr_subbufs:    %u\n", nr + 1);
 	} else if (line == 1) {
 		seq_printf(m, "buffer[0]:    %u\n", READ_ONCE(cpu_buffer->reader_id));
-	} else if (line <= nr) {
+	} else if (line <= nr + 1) {
+		/* buffer[i] is the slot i - 1 after the head; the last is behind it (R1). */
 		unsigned int vpos = (hv + line - 2) % nr;
 
 		seq_printf(m, "buffer[%lu]:    %u\n", line - 1,
