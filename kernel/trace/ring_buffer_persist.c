@@ -16,13 +16,15 @@
  *     so it names every id but one; the one it does not name is the
  *     reader's sub-buffer. A reader swap is never half visible here: the
  *     id it takes stays named until the reader's old id replaces it.
- *  P2 meta->saved_commit is the commit point, moved before the length of the new
- *     commit sub-buffer is published (rb_range_commit()), and a page's
- *     length is zeroed before the writer enters it (rb_move_tail()). So a
- *     page of the ring with a length is the commit sub-buffer or lies
- *     behind it, within nr slots, in the order it was written; the only
- *     one that may be older than the head is a sub-buffer just evicted,
- *     whose events are still whole.
+ *  P2 meta->saved_commit is the commit point, moved before the length of
+ *     the new commit sub-buffer is published (rb_range_commit()), and a
+ *     page's length is zeroed before the writer enters it (rb_move_tail()).
+ *     So a page of the ring with a length is the commit sub-buffer or lies
+ *     behind it, within nr slots, in the order it was written. The one
+ *     exception: a sub-buffer just evicted and not yet entered, in the
+ *     slot after the commit point, keeps its length and whole events, the
+ *     oldest in the ring (older than the reader's too, if the reader took
+ *     the head after that eviction).
  *
  * What the next boot assumes: nothing. Every field of the meta and every
  * byte of every page is checked before it is used (rb_range_meta_ok(),
@@ -220,118 +222,75 @@ static bool rb_range_whole(struct rb_cpu_buffer *cpu_buffer, const u8 *state,
 	return state[cpu_buffer->slots[slot]] == RB_RANGE_WHOLE;
 }
 
-/*
- * Does the ring, read from the slot after @cs round to @cs, look the way
- * P2 leaves it: pages with no length first, then pages with one? @cs's
- * own may have none yet, and the one after it may be a sub-buffer just
- * evicted that the writer has not entered (its length is from its last
- * lap, and a reader swap may have put an empty page right after it).
- */
-static bool rb_range_run_ends(struct rb_cpu_buffer *cpu_buffer, const u8 *state,
-			      unsigned int cs)
-{
-	unsigned int nr = cpu_buffer->nr, i;
-	bool data = false;
-
-	for (i = 2; i < nr; i++) {
-		if (rb_range_whole(cpu_buffer, state, (cs + i) % nr))
-			data = true;
-		else if (data)
-			return false;
-	}
-	return true;
-}
-
-/* The time stamp of the page in slot @slot: one boot's clock orders them. */
+/* The time stamp of the page in slot @slot. */
 static u64 rb_range_stamp(struct rb_cpu_buffer *cpu_buffer, unsigned int slot)
 {
 	return cpu_buffer->subbufs[cpu_buffer->slots[slot]].page->time_stamp;
 }
 
 /*
- * Do the time stamps of the run of whole pages that ends at @last never go
- * back? A run that damage made (a page lost its length, another its time
- * stamp) seldom passes; a run one boot wrote always does.
- */
-static bool rb_range_run_in_time(struct rb_cpu_buffer *cpu_buffer, const u8 *state,
-				 unsigned int last)
-{
-	unsigned int nr = cpu_buffer->nr, slot = last, prev;
-
-	for (;;) {
-		prev = (slot + nr - 1) % nr;
-		if (prev == last || !rb_range_whole(cpu_buffer, state, prev))
-			return true;
-		if (rb_range_stamp(cpu_buffer, prev) > rb_range_stamp(cpu_buffer, slot))
-			return false;
-		slot = prev;
-	}
-}
-
-/*
- * The slot of the newest sub-buffer in the ring, from the commit point in
- * the meta. It must name a slot and the sub-buffer there, or the reader's
- * with nothing in the ring (P2: the reader took the writer's sub-buffer);
- * anything else is a meta that cannot be trusted. If the ring disagrees
- * with it, the meta or a page's length was damaged: when the whole pages
- * form one run, in time order, whose last page is later than the named
- * one, the run is believed (one boot's clock); otherwise the commit point
- * is, and each page is checked on its own anyway.
+ * The slot of the newest sub-buffer in the ring: the commit point in the
+ * meta, which must name a slot and the sub-buffer there, or the reader's
+ * (the reader took the writer's sub-buffer, and the ring holds at most the
+ * one sub-buffer an eviction freed). Anything else is a meta that cannot
+ * be trusted. Damaged pages do not move it: each is judged alone.
  */
 static int rb_range_newest(struct rb_cpu_buffer *cpu_buffer, const u8 *state, u32 reader,
 			   u64 commit)
 {
-	unsigned int nr = cpu_buffer->nr, cs = rb_pair_vpos(commit) % nr, i, full = 0, ends = 0;
-	int last = 0;
+	unsigned int nr = cpu_buffer->nr, cs = rb_pair_vpos(commit) % nr, i, whole = 0;
 
-	for (i = 0; i < nr; i++) {
-		bool here = rb_range_whole(cpu_buffer, state, i);
-
-		full += here;
-		if (here && !rb_range_whole(cpu_buffer, state, (i + 1) % nr)) {
-			ends++;
-			last = i;
-		}
-	}
-	if (rb_pair_id(commit) == reader)
-		return full ? RB_RANGE_UNKNOWN : RB_RANGE_READER_NEWEST;
-	if (rb_pair_vpos(commit) >= 2 * nr || cpu_buffer->slots[cs] != rb_pair_id(commit))
+	if (rb_pair_vpos(commit) >= 2 * nr)
 		return RB_RANGE_UNKNOWN;
-	if (rb_range_run_ends(cpu_buffer, state, cs))
-		return cs;
-	if (ends == 1 && rb_range_stamp(cpu_buffer, last) > rb_range_stamp(cpu_buffer, cs) &&
-	    rb_range_run_in_time(cpu_buffer, state, last))
-		return last;
-	return cs;
+	if (rb_pair_id(commit) == reader) {
+		for (i = 0; i < nr; i++)
+			whole += rb_range_whole(cpu_buffer, state, i);
+		return whole > 1 ? RB_RANGE_UNKNOWN : RB_RANGE_READER_NEWEST;
+	}
+	return cpu_buffer->slots[cs] == rb_pair_id(commit) ? cs : RB_RANGE_UNKNOWN;
 }
 
 /*
  * The sub-buffers that may hold the last boot's events, oldest first, into
- * @order; returns how many. The reader's was the head once, so it comes
- * before the ring's slots, which follow from the one after the newest
- * round to it. One exception: a sub-buffer just evicted and not entered
- * (the slot after the newest, with a length, before an empty one) is older
- * than the reader's if the reader took the head after that eviction; their
- * time stamps (one boot's clock) say which came first.
+ * @order; returns how many (nr + 1). The ring's slots follow each other
+ * from the one after the newest round to it (P2); the reader's was taken
+ * from the head before them, so it comes first. The exception is the
+ * sub-buffer an eviction just freed, which the writer had not entered yet:
+ * it is the oldest in the ring, and older than the reader's if the reader
+ * took the head after the eviction. Then the reader's empty old page (or
+ * an empty one it read) follows it, which nothing else leaves between a
+ * whole page and the commit point; the time stamps must agree (a page
+ * that lost its length looks the same). With the newest on the reader's,
+ * the ring holds at most such a freed one, older again.
  */
 static unsigned int rb_range_order(struct rb_cpu_buffer *cpu_buffer, const u8 *state,
 				   u32 reader, int newest, u32 *order)
 {
-	unsigned int nr = cpu_buffer->nr, n = 0, i = 1;
-	struct rb_page *rp = cpu_buffer->subbufs[reader].page, *ep;
+	unsigned int nr = cpu_buffer->nr, n = 0, i, start, first;
+	bool freed_first;
 
-	if (newest >= 0 && nr > 2 && rb_range_whole(cpu_buffer, state, (newest + 1) % nr) &&
-	    !rb_range_whole(cpu_buffer, state, (newest + 2) % nr) &&
-	    state[reader] == RB_RANGE_WHOLE) {
-		ep = cpu_buffer->subbufs[cpu_buffer->slots[(newest + 1) % nr]].page;
-		if (ep->time_stamp < rp->time_stamp)
-			order[n++] = cpu_buffer->slots[(newest + i++) % nr];
-	}
-	order[n++] = reader;
-	if (newest < 0)
+	if (newest == RB_RANGE_READER_NEWEST) {
+		for (i = 0; i < nr; i++)
+			order[n++] = cpu_buffer->slots[i];
+		order[n++] = reader;
 		return n;
-	for (; i <= nr; i++)
-		order[n++] = cpu_buffer->slots[(newest + i) % nr];
+	}
+	start = newest + 1;
+	for (first = 0; first < nr - 1; first++)
+		if (rb_range_whole(cpu_buffer, state, (start + first) % nr))
+			break;
+	freed_first = first + 1 < nr - 1 &&
+		      !rb_range_whole(cpu_buffer, state, (start + first + 1) % nr) &&
+		      (state[reader] != RB_RANGE_WHOLE ||
+		       rb_range_stamp(cpu_buffer, (start + first) % nr) <=
+		       cpu_buffer->subbufs[reader].page->time_stamp);
+	if (!freed_first)
+		order[n++] = reader;
+	for (i = 0; i < nr; i++) {
+		order[n++] = cpu_buffer->slots[(start + i) % nr];
+		if (freed_first && i == first)
+			order[n++] = reader;
+	}
 	return n;
 }
 
