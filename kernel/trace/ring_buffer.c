@@ -176,7 +176,20 @@ static bool rb_move_tail(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu_
 		return true;
 	}
 
-	id = rb_slot_id(cpu_buffer, next);
+	/*
+	 * The slot behind the head holds head.behind whatever slots[] says
+	 * (R1): a reader between its head cmpxchg and its slot store. Settle
+	 * it (R2: the id R1 gives it, as that reader will) before the page
+	 * gets a length, so that slots[] names every page in use: a
+	 * persistent buffer's next boot reads the ring from it (P1).
+	 */
+	h = rb_head_word(cpu_buffer);
+	if (rb_behind_head(cpu_buffer, next, h)) {
+		id = rb_pair_id(h);
+		rb_slot_set(cpu_buffer, next, id);
+	} else {
+		id = rb_slot(cpu_buffer, next);
+	}
 	rb_sb_enter(cpu_buffer, &cpu_buffer->subbufs[id]);
 	/*
 	 * The length left from the page's last lap goes before any new byte

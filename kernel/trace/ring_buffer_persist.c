@@ -191,8 +191,8 @@ static enum rb_range_page rb_range_check(struct rb_page *page, unsigned int cap,
 
 /* ---- attaching ---- */
 
-/* A fresh meta and an empty ring, keeping only the count of dropped pages. */
-static void rb_range_format(struct rb_cpu_buffer *cpu_buffer, u64 dropped)
+/* A fresh meta and an empty ring: what the last boot left is gone. */
+static void rb_range_format(struct rb_cpu_buffer *cpu_buffer)
 {
 	struct rb_range_meta *meta = cpu_buffer->range;
 
@@ -204,7 +204,7 @@ static void rb_range_format(struct rb_cpu_buffer *cpu_buffer, u64 dropped)
 	meta->pad = 0;
 	meta->text_addr = RB_TEXT_ADDR;
 	meta->data_addr = RB_DATA_ADDR;
-	meta->dropped = dropped;
+	meta->dropped = 0;
 	rb_reset_cpu_ring(cpu_buffer);
 }
 
@@ -473,7 +473,7 @@ format:
 	if (meta->magic == RB_RANGE_MAGIC)
 		pr_info_ratelimited("ring buffer: CPU %d: last boot's buffer is unusable: starting afresh\n",
 				    cpu_buffer->cpu);
-	rb_range_format(cpu_buffer, 0);
+	rb_range_format(cpu_buffer);
 out:
 	kvfree(state);
 	kvfree(order);

@@ -640,6 +640,9 @@ struct rbp_crash {
 	u32		tags_at;
 	unsigned int	committed_at;
 	unsigned int	read_at;
+	/* the counting run's hits where a reader is about to store a slot */
+	int		swaps[64];
+	unsigned int	nswaps;
 };
 
 static int rbp_crash_write(struct rbp_crash *c, unsigned int len)
@@ -664,6 +667,12 @@ static void rbp_crash_hook(struct trace_buffer *buffer, int cpu, enum rb_test_po
 {
 	struct rbp_crash *c = data;
 	int hit = c->hits++, i;
+
+	/* Inside a reader's swap, between its head cmpxchg and its slot store. */
+	if (c->at < 0 && c->nest_at < 0 && c->read_at_hit < 0 && c->in_reader &&
+	    pt == RB_TP_SLOT_SET &&
+	    c->nswaps < ARRAY_SIZE(c->swaps))
+		c->swaps[c->nswaps++] = hit;
 
 	if (hit == c->at) {
 		memcpy(c->r->image, c->r->mem, c->r->size);
@@ -770,8 +779,8 @@ static int rbp_crash_run(struct kunit *test, struct rbp_crash *c)
 /*
  * The next boot on what the crash left: no torn sub-buffer (P2 held at
  * that instant), R1-R5, whole events in time order, only events that were
- * reserved, and, without a nested writer (commits then come in tag
- * order), the newest committed event if it was unread.
+ * reserved, something if a committed event was unread, and, without a
+ * nested writer (commits then come in tag order), the newest of them.
  */
 static void rbp_crash_judge(struct kunit *test, struct rbp_crash *c)
 {
@@ -797,9 +806,10 @@ static void rbp_crash_judge(struct kunit *test, struct rbp_crash *c)
 					    "crash at hit %d (nest at %d): event %u out of order",
 					    c->at, c->nest_at, i);
 	}
-	if (c->nest_at < 0 && c->committed_at && c->read_at < c->committed_at) {
-		KUNIT_EXPECT_GT_MSG(test, r->ngot, 0U, "crash at hit %d: all lost", c->at);
-		if (r->ngot)
+	if (c->committed_at && c->read_at < c->committed_at) {
+		KUNIT_EXPECT_GT_MSG(test, r->ngot, 0U, "crash at hit %d (nest at %d): all lost",
+				    c->at, c->nest_at);
+		if (r->ngot && c->nest_at < 0)
 			KUNIT_EXPECT_GE_MSG(test, r->got[r->ngot - 1].tag + 1, c->committed_at,
 					    "crash at hit %d: the newest event lost", c->at);
 	}
@@ -825,10 +835,11 @@ static unsigned int rbp_crash_window(struct kunit *test, struct rbp_crash *c, in
 
 /*
  * A crash at every test point of the script on a ring of @subbufs - 2
- * slots; then at the 200 points after every 37th where a nested writer
- * fills three sub-buffers, after every 37th where a reader on another CPU
- * takes a sub-buffer (outside the script's own reads), and after both
- * together: the next boot must find what rbp_crash_judge() asks.
+ * slots; then at the 200 points after each place a nested writer fills
+ * three sub-buffers: every reader swap's window and every 37th point; after
+ * every 37th where a reader on another CPU takes a sub-buffer (outside the
+ * script's own reads), and after both together: the next boot must find
+ * what rbp_crash_judge() asks.
  */
 static void rbp_crash_ring(struct kunit *test, unsigned int subbufs)
 {
@@ -840,7 +851,15 @@ static void rbp_crash_ring(struct kunit *test, unsigned int subbufs)
 	rb_test_hooks_enable(true);
 	total = rbp_crash_run(test, &c);
 	KUNIT_ASSERT_GT(test, total, 1000);
+	KUNIT_ASSERT_GT(test, c.nswaps, 0U);
 	runs = rbp_crash_window(test, &c, 0, total);
+	/* A writer (an NMI) inside every reader swap's window: it may enter the
+	 * slot behind the head that the reader has not stored yet (R1).
+	 */
+	for (j = 0; j < c.nswaps && test->status != KUNIT_FAILURE; j++) {
+		c.nest_at = c.swaps[j];
+		runs += rbp_crash_window(test, &c, c.swaps[j], 200);
+	}
 	for (j = 0; j < total && test->status != KUNIT_FAILURE; j += 37) {
 		c.nest_at = j;
 		c.read_at_hit = -1;
