@@ -15,7 +15,9 @@
  *  P1 slots[] is the ring itself (cpu_buffer->slots points into the meta),
  *     so it names every id but one; the one it does not name is the
  *     reader's sub-buffer. A reader swap is never half visible here: the
- *     id it takes stays named until the reader's old id replaces it.
+ *     id it takes stays named until the reader's old id replaces it, and a
+ *     writer that enters the reader's old sub-buffer in between (R1 gives
+ *     it) stores that id first (rb_move_tail()).
  *  P2 meta->saved_commit is the commit point, moved before the length of
  *     the new commit sub-buffer is published (rb_range_commit()), and a
  *     page's length is zeroed before the writer enters it (rb_move_tail()).
