@@ -211,7 +211,7 @@ static void rb_range_format(struct rb_cpu_buffer *cpu_buffer)
 }
 
 /* Which slot holds the newest of the ring's data: the answers besides a slot. */
-#define RB_RANGE_READER_NEWEST	(-1)	/* the ring holds none: the reader has it */
+#define RB_RANGE_READER_NEWEST	(-1)	/* the reader has it; the ring at most a freed one */
 #define RB_RANGE_UNKNOWN	(-2)
 
 /*
