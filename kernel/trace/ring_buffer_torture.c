@@ -85,8 +85,15 @@ static const char * const rbx_stream_name[] = { "task", "softirq", "hardirq", "n
 enum { RBX_CONSUME, RBX_PAGE, RBX_PAGE_FULL, RBX_NR_READERS };
 static const char * const rbx_reader_name[] = { "consume", "read_page", "read_page_full" };
 
-#define RBX_SIZES	4
-static const unsigned long rbx_sizes[RBX_SIZES] = { 16 << 10, 32 << 10, 64 << 10, 128 << 10 };
+static unsigned int size_kb = 128;
+module_param(size_kb, uint, 0644);
+MODULE_PARM_DESC(size_kb, "largest per-CPU size a resize asks for; also 1/2, 1/4, 1/8 of it");
+
+/* The @i-th of the four per-CPU sizes a resize picks from. */
+static unsigned long rbx_size(unsigned int i)
+{
+	return ((unsigned long)max(size_kb, 16U) << 10) >> (3 - i % 4);
+}
 #define RBX_MAX_ERRORS	10
 
 struct rbx_event {
@@ -613,30 +620,54 @@ static int rbx_resize(int cpu, unsigned long size)
 	return ret;
 }
 
+struct rbx_swap_arg {
+	int		cpu;
+	int		ret;
+	unsigned long	overrun_in;	/* of the CPU buffer swapped in */
+	unsigned long	overrun_out;	/* of the one swapped out */
+};
+
+/*
+ * On the swapped CPU with interrupts off, as the snapshot's per-CPU swap
+ * does it: no writer of that CPU but an NMI can run in between, and an NMI
+ * ends before the swap goes on. Reading both overrun counts here makes
+ * them exact: the one swapped out gets no more writes.
+ */
+static void rbx_swap_ipi(void *arg)
+{
+	struct rbx_swap_arg *a = arg;
+
+	a->overrun_in = ring_buffer_overrun_cpu(rbx_spare, a->cpu);
+	a->ret = ring_buffer_swap_cpu(rbx_buffer, rbx_spare, a->cpu);
+	a->overrun_out = ring_buffer_overrun_cpu(rbx_spare, a->cpu);
+}
+
 /*
  * Swap @cpu's buffer with the spare's; with the CPU's reader lock held, the
  * swapped-out events are drained into the accounting before any newer one
  * is read. The spare's CPU buffer is reset after the drain, so whatever
- * comes back from the spare next time starts empty, at overrun 0.
+ * comes back from the spare next time starts empty.
  */
 static int rbx_swap(int cpu)
 {
+	struct rbx_swap_arg a = { .cpu = cpu };
 	struct rbx_cpu *c = &rbx_cpus[cpu];
-	unsigned long spare_overrun;
-	int ret;
 
 	mutex_lock(&c->lock);
-	spare_overrun = ring_buffer_overrun_cpu(rbx_spare, cpu);
-	ret = ring_buffer_swap_cpu(rbx_buffer, rbx_spare, cpu);
-	if (!ret) {
-		c->retired += ring_buffer_overrun_cpu(rbx_spare, cpu) - c->overrun_base;
-		c->overrun_base = spare_overrun;
+	/* The control thread does the hotplug, so @cpu stays as it is. */
+	if (cpu_online(cpu))
+		smp_call_function_single(cpu, rbx_swap_ipi, &a, 1);
+	else
+		rbx_swap_ipi(&a);	/* no writer there */
+	if (!a.ret) {
+		c->retired += a.overrun_out - c->overrun_base;
+		c->overrun_base = a.overrun_in;
 		while (rbx_consume(rbx_spare, cpu, 1024, "swap drain"))
 			;
 		ring_buffer_reset_cpu(rbx_spare, cpu);
 	}
 	mutex_unlock(&c->lock);
-	return ret;
+	return a.ret;
 }
 
 static int rbx_hotplug(u32 r)
@@ -665,7 +696,7 @@ static bool rbx_control_step(u32 *rnd, bool *overwrite, bool *abs, bool may_hotp
 	/* A hotplug now and then: at most one per phase, as they are slow. */
 	int op = (r & 0xf000) || !may_hotplug ? r % OP_HOTPLUG : OP_HOTPLUG;
 	int cpu = (r >> 16) % rbx_nr_cpus;
-	unsigned long size = rbx_sizes[(r >> 24) % RBX_SIZES];
+	unsigned long size = rbx_size(r >> 24);
 	int i, ret = 0;
 
 	switch (op) {
@@ -863,8 +894,8 @@ static int rbx_run(void *arg)
 	rbx_nr_cpus = nr_cpu_ids;
 	rbx_cpus = kcalloc(rbx_nr_cpus, sizeof(*rbx_cpus), GFP_KERNEL);
 	readers = kcalloc(rbx_nr_cpus, sizeof(*readers), GFP_KERNEL);
-	rbx_buffer = ring_buffer_alloc(rbx_sizes[1], RB_FL_OVERWRITE);
-	rbx_spare = ring_buffer_alloc(rbx_sizes[1], RB_FL_OVERWRITE);
+	rbx_buffer = ring_buffer_alloc(rbx_size(1), RB_FL_OVERWRITE);
+	rbx_spare = ring_buffer_alloc(rbx_size(1), RB_FL_OVERWRITE);
 	if (!rbx_cpus || !readers || !rbx_buffer || !rbx_spare)
 		goto out;
 	for (cpu = 0; cpu < rbx_nr_cpus; cpu++) {
@@ -883,8 +914,8 @@ static int rbx_run(void *arg)
 		c->hard.function = rbx_hard_fn;
 	}
 	rbx_have_nmi = rbx_nmi_register();
-	pr_info("start: %lu s, %d CPUs, phases of %u ms, NMIs %s, hotplug %s\n", secs,
-		rbx_nr_cpus, phase_ms, rbx_have_nmi ? "on" : "unsupported",
+	pr_info("start: %lu s, %d CPUs, phases of %u ms, sizes up to %u KiB, NMIs %s, hotplug %s\n",
+		secs, rbx_nr_cpus, phase_ms, max(size_kb, 16U), rbx_have_nmi ? "on" : "unsupported",
 		IS_ENABLED(CONFIG_HOTPLUG_CPU) && hotplug ? "on" : "off");
 
 	cpus_read_lock();
