@@ -7,8 +7,9 @@
  * boot with ring_buffer_torture.seconds=N or later by writing N to
  * /sys/module/ring_buffer_torture/parameters/seconds. It uses the ring
  * buffer's exported API only, so it runs on any ring buffer implementation.
- * It prints "rb-torture: status ..." every stat_interval seconds and ends
- * with "rb-torture: end PASS ..." or "rb-torture: end FAIL ...".
+ * It prints "rb-torture: status ..." every stat_interval seconds, then one
+ * "rb-torture: verdict <check> PASS|FAIL" line per check (accounting,
+ * time-order, coverage) and "rb-torture: end PASS|FAIL ...".
  *
  * Writers. Each CPU has five streams of events: a kthread (task context,
  * alternating reserve/commit and ring_buffer_write()), a soft and a hard
@@ -43,7 +44,9 @@
  *
  * Every event read is checked: its payload, its CPU, its stream's sequence
  * strictly increasing (nothing read twice, order kept) and, for consuming
- * readers, its time stamp not below the one read before it on that CPU.
+ * readers, its time stamp not below the one read before it on that CPU
+ * (counted apart: 6.12.117 breaks it in absolute mode). At the end, every
+ * operation, NMIs and nested writes must have happened at least once.
  */
 
 #define pr_fmt(fmt) "rb-torture: " fmt
@@ -75,6 +78,9 @@ MODULE_PARM_DESC(stat_interval, "seconds between status lines");
 static bool hotplug = true;
 module_param(hotplug, bool, 0644);
 MODULE_PARM_DESC(hotplug, "take CPUs other than 0 offline and back");
+static bool abs_ts = true;
+module_param(abs_ts, bool, 0644);
+MODULE_PARM_DESC(abs_ts, "switch absolute time stamps on and off");
 static unsigned int timer_us = 200;
 module_param(timer_us, uint, 0644);
 MODULE_PARM_DESC(timer_us, "period of the soft and hard timer writers");
@@ -94,6 +100,7 @@ static unsigned long rbx_size(unsigned int i)
 {
 	return ((unsigned long)max(size_kb, 16U) << 10) >> (3 - i % 4);
 }
+
 #define RBX_MAX_ERRORS	10
 
 struct rbx_event {
@@ -128,7 +135,8 @@ struct rbx_cpu {
 	struct hrtimer		hard;
 	atomic_t		nmi_pending;
 	struct task_struct	*writer;
-	u8			copy[256];	/* the task's ring_buffer_write() */
+	u8			*copy;		/* the task's ring_buffer_write() */
+	struct mutex		iter_lock;	/* the iterator, against a swap */
 };
 
 static struct trace_buffer *rbx_buffer, *rbx_spare;
@@ -139,6 +147,9 @@ static bool rbx_stop;
 static bool rbx_paused;
 static atomic_t rbx_inflight;
 static atomic_t rbx_errors;
+static atomic_t rbx_ts_errors;
+/* Readers hold it for reading over each pass; the quiet operations for writing. */
+static DECLARE_RWSEM(rbx_quiet);
 static bool rbx_have_nmi;
 static struct task_struct *rbx_main;
 static DEFINE_MUTEX(rbx_start_lock);
@@ -162,6 +173,14 @@ enum {
 	if (atomic_inc_return(&rbx_errors) <= RBX_MAX_ERRORS)		\
 		pr_err("error: " fmt "\n", ##__VA_ARGS__);		\
 } while (0)
+
+#define rbx_ts_error(fmt, ...) do {					\
+	if (atomic_inc_return(&rbx_ts_errors) <= RBX_MAX_ERRORS)	\
+		pr_err("time error: " fmt "\n", ##__VA_ARGS__);	\
+} while (0)
+
+/* The largest sub-buffer order the torture switches to; the copy buffer fits it. */
+#define RBX_MAX_ORDER	2
 
 static u32 rbx_rand(u32 *state)
 {
@@ -207,7 +226,8 @@ static void rbx_send_nmi(struct rbx_cpu *c)
 	if (!rbx_have_nmi)
 		return;
 	atomic_inc(&c->nmi_pending);
-	__apic_send_IPI_self(NMI_VECTOR);
+	/* Not the self-IPI shorthand: with x2APIC that cannot carry an NMI. */
+	__apic_send_IPI_mask(cpumask_of(smp_processor_id()), NMI_VECTOR);
 }
 #else
 static void rbx_send_nmi(struct rbx_cpu *c)
@@ -225,8 +245,8 @@ static void rbx_reserve(struct rbx_cpu *c, int stream)
 {
 	struct rbx_stream *st = &c->st[stream];
 	struct ring_buffer_event *event;
-	u32 r = rbx_rand(&st->rnd);
-	unsigned int len = rbx_len(r);
+	unsigned int len = rbx_len(rbx_rand(&st->rnd));
+	u32 r = rbx_rand(&st->rnd);	/* independent of the size */
 	struct rbx_event *ev;
 
 	event = ring_buffer_lock_reserve(rbx_buffer, len);
@@ -241,16 +261,17 @@ static void rbx_reserve(struct rbx_cpu *c, int stream)
 	}
 	ev = ring_buffer_event_data(event);
 	rbx_fill(ev, c->cpu, stream, st->next++, len);
+	/* Three decisions from three bit fields: every combination happens. */
 	if (stream == RBX_TASK) {
-		if ((r & 7) == 1)
+		if (!(r & 7))
 			rbx_send_nmi(c);
-		if ((r & 15) == 2) {
+		if (!(r & (15 << 3))) {
 			ring_buffer_nest_start(rbx_buffer);
 			rbx_write(c, RBX_NEST);
 			ring_buffer_nest_end(rbx_buffer);
 		}
 	}
-	if ((r & 31) == 3) {
+	if (!(r & (31 << 7))) {
 		ring_buffer_discard_commit(rbx_buffer, event);
 		st->discarded++;
 		return;
@@ -263,7 +284,7 @@ static void rbx_reserve(struct rbx_cpu *c, int stream)
 static void rbx_write_copy(struct rbx_cpu *c, int stream)
 {
 	struct rbx_stream *st = &c->st[stream];
-	unsigned int len = min_t(unsigned int, rbx_len(rbx_rand(&st->rnd)), sizeof(c->copy));
+	unsigned int len = rbx_len(rbx_rand(&st->rnd));
 	struct rbx_event *ev = (void *)c->copy;
 
 	rbx_fill(ev, c->cpu, stream, st->next, len);
@@ -307,11 +328,12 @@ static int rbx_writer(void *arg)
 
 	while (!kthread_should_stop()) {
 		if (raw_smp_processor_id() != c->cpu) {
-			/* Back from hotplug: go home, or wait until home is back. */
-			if (cpu_online(c->cpu))
-				set_cpus_allowed_ptr(current, cpumask_of(c->cpu));
-			else
-				msleep(20);
+			/*
+			 * Its CPU is or was offline: rbx_hotplug() gives the
+			 * affinity back after add_cpu(), and the wake-up after
+			 * the sleep places it there.
+			 */
+			usleep_range(1000, 2000);
 			continue;
 		}
 		if (rbx_enter()) {
@@ -451,8 +473,8 @@ static void rbx_check(int cpu, const void *data, unsigned int length, u64 ts,
 	st->last = ev->seq;
 	st->read++;
 	if (ts < c->last_ts)
-		rbx_error("%s cpu %d: %s seq %u: time stamp %llu below %llu",
-			  who, cpu, rbx_stream_name[ev->stream], ev->seq, ts, c->last_ts);
+		rbx_ts_error("%s cpu %d: %s seq %u: time stamp %llu below %llu",
+			     who, cpu, rbx_stream_name[ev->stream], ev->seq, ts, c->last_ts);
 	c->last_ts = ts;
 }
 
@@ -498,6 +520,12 @@ static unsigned int rbx_parse(int cpu, void *page, unsigned int capacity, const 
 		struct ring_buffer_event *e = (void *)(sb->data + off);
 		unsigned int bytes;
 
+		/* Only a small data event has no array[0] to read. */
+		if ((!e->type_len || e->type_len > 28) && off + 8 > len) {
+			rbx_error("%s cpu %d: event header at %u of %u cut short",
+				  who, cpu, off, len);
+			return n;
+		}
 		switch (e->type_len) {
 		case RBX_PADDING:
 			if (!e->time_delta)
@@ -538,6 +566,8 @@ static unsigned int rbx_read_page(struct rbx_cpu *c, int full, const char *who)
 	int ret;
 
 	ret = ring_buffer_alloc_read_page(rbx_buffer, c->cpu, &c->rpage);
+	if (ret == -ENODEV || ret == -ENOMEM)
+		return 0;	/* no buffer for that CPU; or try again */
 	if (ret) {
 		rbx_error("%s cpu %d: alloc_read_page: %d", who, c->cpu, ret);
 		return 0;
@@ -559,12 +589,14 @@ static int rbx_reader(void *arg)
 		int kind = (c->cpu + READ_ONCE(rbx_phase)) % RBX_NR_READERS;
 		unsigned int n;
 
+		down_read(&rbx_quiet);
 		mutex_lock(&c->lock);
 		if (kind == RBX_CONSUME)
 			n = rbx_consume(rbx_buffer, c->cpu, 256, rbx_reader_name[kind]);
 		else
 			n = rbx_read_page(c, kind == RBX_PAGE_FULL, rbx_reader_name[kind]);
 		mutex_unlock(&c->lock);
+		up_read(&rbx_quiet);
 		if (!n)
 			usleep_range(500, 1500);
 		else
@@ -584,17 +616,23 @@ static int rbx_iterator(void *arg)
 		u64 ts;
 
 		cpu = (cpu + 1) % rbx_nr_cpus;
+		/* A swap must not take the CPU buffer away from under an iterator. */
+		down_read(&rbx_quiet);
+		mutex_lock(&rbx_cpus[cpu].iter_lock);
 		iter = ring_buffer_read_start(rbx_buffer, cpu, GFP_KERNEL);
-		if (!iter) {
-			usleep_range(5000, 10000);
-			continue;
-		}
-		while (n++ < 500 && (event = ring_buffer_iter_peek(iter, &ts))) {
+		while (iter && n++ < 500 && (event = ring_buffer_iter_peek(iter, &ts))) {
 			rbx_check(cpu, ring_buffer_event_data(event),
 				  ring_buffer_event_length(event), ts, false, "iterator");
 			ring_buffer_iter_advance(iter);
 		}
-		ring_buffer_read_finish(iter);
+		if (iter)
+			ring_buffer_read_finish(iter);
+		mutex_unlock(&rbx_cpus[cpu].iter_lock);
+		up_read(&rbx_quiet);
+		if (!iter) {
+			usleep_range(5000, 10000);
+			continue;
+		}
 		usleep_range(1000, 3000);
 	}
 	return 0;
@@ -650,15 +688,20 @@ static void rbx_swap_ipi(void *arg)
  */
 static int rbx_swap(int cpu)
 {
-	struct rbx_swap_arg a = { .cpu = cpu };
+	struct rbx_swap_arg a = { .cpu = cpu, .ret = -EAGAIN };
 	struct rbx_cpu *c = &rbx_cpus[cpu];
+	int ret;
 
 	mutex_lock(&c->lock);
+	mutex_lock(&c->iter_lock);
 	/* The control thread does the hotplug, so @cpu stays as it is. */
-	if (cpu_online(cpu))
-		smp_call_function_single(cpu, rbx_swap_ipi, &a, 1);
-	else
+	if (cpu_online(cpu)) {
+		ret = smp_call_function_single(cpu, rbx_swap_ipi, &a, 1);
+		if (ret)
+			a.ret = ret;
+	} else {
 		rbx_swap_ipi(&a);	/* no writer there */
+	}
 	if (!a.ret) {
 		c->retired += a.overrun_out - c->overrun_base;
 		c->overrun_base = a.overrun_in;
@@ -666,6 +709,7 @@ static int rbx_swap(int cpu)
 			;
 		ring_buffer_reset_cpu(rbx_spare, cpu);
 	}
+	mutex_unlock(&c->iter_lock);
 	mutex_unlock(&c->lock);
 	return a.ret;
 }
@@ -684,9 +728,14 @@ static int rbx_hotplug(u32 r)
 		return ret;
 	msleep(20);
 	ret = add_cpu(cpu);
-	if (!ret)
-		rbx_rearm_timers(&rbx_cpus[cpu]);
-	return ret;
+	if (ret) {
+		rbx_error("hotplug: CPU %d does not come back: %d", cpu, ret);
+		return ret;
+	}
+	if (rbx_cpus[cpu].writer)
+		set_cpus_allowed_ptr(rbx_cpus[cpu].writer, cpumask_of(cpu));
+	rbx_rearm_timers(&rbx_cpus[cpu]);
+	return 0;
 }
 
 /* One control operation while everything runs; returns true for a hotplug. */
@@ -729,6 +778,8 @@ static bool rbx_control_step(u32 *rnd, bool *overwrite, bool *abs, bool may_hotp
 		ring_buffer_change_overwrite(rbx_spare, *overwrite);
 		break;
 	case OP_ABS:
+		if (!abs_ts)
+			return false;
 		*abs = !*abs;
 		ring_buffer_set_time_stamp_abs(rbx_buffer, *abs);
 		ring_buffer_set_time_stamp_abs(rbx_spare, *abs);
@@ -790,7 +841,8 @@ static void rbx_account(void)
 /* With the writers paused and everything accounted: reset or change order. */
 static void rbx_quiet_op(u32 r)
 {
-	int cpu = (r >> 8) % rbx_nr_cpus, i, op, ret = 0;
+	int cpu = (r >> 8) % rbx_nr_cpus, order = (r >> 16) % (RBX_MAX_ORDER + 1);
+	int i, op, ret = 0;
 
 	switch (r % 4) {
 	case 0:
@@ -803,9 +855,9 @@ static void rbx_quiet_op(u32 r)
 		break;
 	case 2:
 		op = OP_ORDER;
-		ret = ring_buffer_subbuf_order_set(rbx_buffer, (r >> 16) % 3);
+		ret = ring_buffer_subbuf_order_set(rbx_buffer, order);
 		if (!ret)
-			ret = ring_buffer_subbuf_order_set(rbx_spare, (r >> 16) % 3);
+			ret = ring_buffer_subbuf_order_set(rbx_spare, order);
 		break;
 	default:
 		return;
@@ -858,6 +910,49 @@ static void rbx_status(const char *what, unsigned long elapsed)
 		atomic_read(&rbx_errors), ops);
 }
 
+/*
+ * A run that never managed an operation tested nothing about it: each must
+ * have succeeded at least once, and NMIs and nested writes must have written.
+ */
+static bool rbx_coverage(void)
+{
+	static const int need[] = { OP_RESIZE_CPU, OP_RESIZE_ALL, OP_SWAP_CPU, OP_RECORD_OFF,
+				    OP_DISABLE_CPU, OP_OVERWRITE, OP_RESET_CPU, OP_ORDER };
+	u64 nmi = 0, nest = 0;
+	bool ok = true;
+	int i, cpu;
+
+	for (i = 0; i < ARRAY_SIZE(need); i++) {
+		if (!rbx_ops[need[i]].ok) {
+			pr_err("coverage: %s never succeeded\n", rbx_op_name[need[i]]);
+			ok = false;
+		}
+	}
+	if (abs_ts && !rbx_ops[OP_ABS].ok) {
+		pr_err("coverage: abs_ts never switched\n");
+		ok = false;
+	}
+	if (IS_ENABLED(CONFIG_HOTPLUG_CPU) && hotplug && rbx_nr_cpus > 1 &&
+	    !rbx_ops[OP_HOTPLUG].ok) {
+		pr_err("coverage: no CPU went offline and back\n");
+		ok = false;
+	}
+	for (cpu = 0; cpu < rbx_nr_cpus; cpu++) {
+		/* next counts every reservation since the start */
+		nmi += rbx_cpus[cpu].st[RBX_NMI].next;
+		nest += rbx_cpus[cpu].st[RBX_NEST].next;
+	}
+	if (rbx_have_nmi && !nmi) {
+		pr_err("coverage: no NMI wrote an event\n");
+		ok = false;
+	}
+	if (!nest) {
+		pr_err("coverage: no nested write\n");
+		ok = false;
+	}
+	return ok;
+}
+
 static void rbx_stop_all(struct task_struct **readers, struct task_struct *iter)
 {
 	int cpu;
@@ -889,6 +984,7 @@ static int rbx_run(void *arg)
 	rbx_paused = false;
 	rbx_phase = 0;
 	atomic_set(&rbx_errors, 0);
+	atomic_set(&rbx_ts_errors, 0);
 	rbx_have_nmi = false;
 	memset(rbx_ops, 0, sizeof(rbx_ops));
 	rbx_nr_cpus = nr_cpu_ids;
@@ -904,6 +1000,10 @@ static int rbx_run(void *arg)
 
 		c->cpu = cpu;
 		mutex_init(&c->lock);
+		mutex_init(&c->iter_lock);
+		c->copy = kmalloc(PAGE_SIZE << RBX_MAX_ORDER, GFP_KERNEL);
+		if (!c->copy)
+			goto out;
 		for (s = 0; s < RBX_NR_STREAMS; s++) {
 			c->st[s].last = -1;
 			c->st[s].rnd = 0x1000193 * (cpu * RBX_NR_STREAMS + s + 1);
@@ -956,7 +1056,9 @@ static int rbx_run(void *arg)
 		}
 		rbx_quiesce();
 		rbx_account();
+		down_write(&rbx_quiet);
 		rbx_quiet_op(rbx_rand(&rnd));
+		up_write(&rbx_quiet);
 		WRITE_ONCE(rbx_phase, rbx_phase + 1);
 		WRITE_ONCE(rbx_paused, false);
 	}
@@ -964,9 +1066,12 @@ static int rbx_run(void *arg)
 	rbx_quiesce();
 	rbx_account();
 	ret = 0;
+	pr_info("verdict accounting %s\n", atomic_read(&rbx_errors) ? "FAIL" : "PASS");
+	pr_info("verdict time-order %s\n", atomic_read(&rbx_ts_errors) ? "FAIL" : "PASS");
+	pr_info("verdict coverage %s\n", rbx_coverage() ? "PASS" : "FAIL");
 out:
-	rbx_status(atomic_read(&rbx_errors) || ret ? "end FAIL" : "end PASS",
-		   (jiffies - t0) / HZ);
+	rbx_status(atomic_read(&rbx_errors) || atomic_read(&rbx_ts_errors) || ret ||
+		   !rbx_coverage() ? "end FAIL" : "end PASS", (jiffies - t0) / HZ);
 	if (rbx_have_nmi)
 		rbx_nmi_unregister();
 	for (cpu = 0; rbx_cpus && cpu < rbx_nr_cpus; cpu++)
@@ -977,6 +1082,8 @@ out:
 	if (rbx_spare)
 		ring_buffer_free(rbx_spare);
 	kfree(readers);
+	for (cpu = 0; rbx_cpus && cpu < rbx_nr_cpus; cpu++)
+		kfree(rbx_cpus[cpu].copy);
 	kfree(rbx_cpus);
 	rbx_cpus = NULL;
 	mutex_lock(&rbx_start_lock);
