@@ -81,6 +81,9 @@ MODULE_PARM_DESC(hotplug, "take CPUs other than 0 offline and back");
 static bool abs_ts = true;
 module_param(abs_ts, bool, 0644);
 MODULE_PARM_DESC(abs_ts, "switch absolute time stamps on and off");
+static bool kcsan_canary;
+module_param(kcsan_canary, bool, 0444);
+MODULE_PARM_DESC(kcsan_canary, "first race two threads on purpose, for KCSAN to report");
 static unsigned int timer_us = 200;
 module_param(timer_us, uint, 0644);
 MODULE_PARM_DESC(timer_us, "period of the soft and hard timer writers");
@@ -972,6 +975,60 @@ static void rbx_stop_all(struct task_struct **readers, struct task_struct *iter)
 		kthread_stop(iter);
 }
 
+/*
+ * The canary: a deliberate data race (plain accesses from two CPUs) that a
+ * working KCSAN set-up must report, so that a KCSAN run without reports
+ * means something. Not part of the ring buffer's test; off by default.
+ */
+static unsigned long rbx_canary_word;
+
+static int rbx_canary_writer(void *arg)
+{
+	unsigned long end = jiffies + 2 * HZ;
+
+	while (time_before(jiffies, end) && !kthread_should_stop())
+		rbx_canary_word++;
+	return 0;
+}
+
+static int rbx_canary_reader(void *arg)
+{
+	unsigned long end = jiffies + 2 * HZ, seen = 0;
+
+	while (time_before(jiffies, end) && !kthread_should_stop())
+		seen += rbx_canary_word & 1;
+	return seen & 1;
+}
+
+static void rbx_canary(void)
+{
+	struct task_struct *w, *r;
+
+	if (!IS_ENABLED(CONFIG_KCSAN) || !kcsan_canary || num_online_cpus() < 2)
+		return;
+	w = kthread_create(rbx_canary_writer, NULL, "rbx_canary_w");
+	r = kthread_create(rbx_canary_reader, NULL, "rbx_canary_r");
+	if (IS_ERR(w) || IS_ERR(r)) {
+		if (!IS_ERR(w))
+			kthread_stop(w);
+		if (!IS_ERR(r))
+			kthread_stop(r);
+		return;
+	}
+	kthread_bind(w, cpumask_first(cpu_online_mask));
+	kthread_bind(r, cpumask_next(cpumask_first(cpu_online_mask), cpu_online_mask));
+	get_task_struct(w);
+	get_task_struct(r);
+	wake_up_process(w);
+	wake_up_process(r);
+	msleep(2500);		/* both run for two seconds */
+	kthread_stop(w);
+	kthread_stop(r);
+	put_task_struct(w);
+	put_task_struct(r);
+	pr_info("kcsan canary done\n");
+}
+
 static int rbx_run(void *arg)
 {
 	unsigned long t0 = jiffies, next_status, phase_end, secs = seconds;
@@ -988,6 +1045,7 @@ static int rbx_run(void *arg)
 	rbx_have_nmi = false;
 	memset(rbx_ops, 0, sizeof(rbx_ops));
 	rbx_nr_cpus = nr_cpu_ids;
+	rbx_canary();
 	rbx_cpus = kcalloc(rbx_nr_cpus, sizeof(*rbx_cpus), GFP_KERNEL);
 	readers = kcalloc(rbx_nr_cpus, sizeof(*readers), GFP_KERNEL);
 	rbx_buffer = ring_buffer_alloc(rbx_size(1), RB_FL_OVERWRITE);
