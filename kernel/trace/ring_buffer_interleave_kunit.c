@@ -1009,7 +1009,7 @@ static void rbi_interleavings(struct kunit *test)
 		rbi_total += e.runs[d];
 	kunit_info(test, "%s, first %s: %d points hit, %u interleavings at depth 1, %u at depth 2, %u at depth 3, %u failed, %llu ms\n",
 		   sc->name, rbi_action_name[c->first], ntop, e.runs[1], e.runs[2], e.runs[3],
-		   e.fails, (ktime_get_ns() - t0) / NSEC_PER_MSEC);
+		   e.fails, div_u64(ktime_get_ns() - t0, NSEC_PER_MSEC));
 	if (sc == &rbi_scenarios[ARRAY_SIZE(rbi_scenarios) - 1] && c->first == RBI_A_NR - 1)
 		kunit_info(test, "%lu interleavings run over %zu scenarios (depth %d)\n",
 			   rbi_total, ARRAY_SIZE(rbi_scenarios), e.depth);
