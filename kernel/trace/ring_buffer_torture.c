@@ -769,8 +769,12 @@ static void rbx_park(struct cpumask *parked)
 	for (cpu = rbx_nr_cpus - 1; cpu > 0; cpu--) {
 		if (cpumask_weight(parked) >= park_cpus)
 			break;
-		if (cpu_online(cpu) && !remove_cpu(cpu))
-			cpumask_set_cpu(cpu, parked);
+		if (!cpu_online(cpu) || remove_cpu(cpu))
+			continue;
+		cpumask_set_cpu(cpu, parked);
+		/* Its timers moved to a running CPU, where they would write nothing. */
+		hrtimer_cancel(&rbx_cpus[cpu].soft);
+		hrtimer_cancel(&rbx_cpus[cpu].hard);
 	}
 	if (park_cpus)
 		pr_info("parked %u CPUs: %*pbl\n", cpumask_weight(parked),
