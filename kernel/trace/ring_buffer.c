@@ -345,13 +345,15 @@ static void rb_wake_check(struct rb_cpu_buffer *cpu_buffer)
 }
 
 /**
- * rb_reset_cpu_ring - put a per-CPU buffer in its canonical, empty state
- * @cpu_buffer: the per-CPU buffer, with nr, slots and subbufs allocated
+ * rb_reset_cpu_state - the words and counters of an empty per-CPU buffer
+ * @cpu_buffer: the per-CPU buffer, whose slots[i] already hold i + 1 and
+ *	whose sub-buffers are all empty
  *
- * Reader id 0, slots[i] = i + 1, head and tail at slot 0, every page
- * header and every counter zeroed. Callers quiesce the CPU first.
+ * Reader id 0, head and tail at slot 0, every counter zeroed: constant
+ * time, so an order change can do it for every CPU at once with the rings
+ * prepared beforehand. Callers quiesce the CPU first.
  */
-void rb_reset_cpu_ring(struct rb_cpu_buffer *cpu_buffer)
+void rb_reset_cpu_state(struct rb_cpu_buffer *cpu_buffer)
 {
 	local_t *counters[] = {
 		&cpu_buffer->entries, &cpu_buffer->overrun, &cpu_buffer->commit_overrun,
@@ -360,12 +362,6 @@ void rb_reset_cpu_ring(struct rb_cpu_buffer *cpu_buffer)
 	};
 	unsigned int i;
 
-	for (i = 0; i <= cpu_buffer->nr; i++) {
-		rb_sb_clear(&cpu_buffer->subbufs[i]);
-		cpu_buffer->subbufs[i].gen++;
-	}
-	for (i = 0; i < cpu_buffer->nr; i++)
-		cpu_buffer->slots[i] = i + 1;
 	cpu_buffer->reader_id = 0;
 	atomic64_set(&cpu_buffer->head, rb_pair(0, cpu_buffer->nr));
 	local64_set(&cpu_buffer->write, rb_wword(0, 1, 0));
@@ -383,6 +379,26 @@ void rb_reset_cpu_ring(struct rb_cpu_buffer *cpu_buffer)
 	cpu_buffer->read_events = 0;
 	cpu_buffer->read_bytes = 0;
 	cpu_buffer->subbufs_taken = 0;
+}
+
+/**
+ * rb_reset_cpu_ring - put a per-CPU buffer in its canonical, empty state
+ * @cpu_buffer: the per-CPU buffer, with nr, slots and subbufs allocated
+ *
+ * Every page header cleared, slots[i] = i + 1, then rb_reset_cpu_state().
+ * Callers quiesce the CPU first.
+ */
+void rb_reset_cpu_ring(struct rb_cpu_buffer *cpu_buffer)
+{
+	unsigned int i;
+
+	for (i = 0; i <= cpu_buffer->nr; i++) {
+		rb_sb_clear(&cpu_buffer->subbufs[i]);
+		cpu_buffer->subbufs[i].gen++;
+	}
+	for (i = 0; i < cpu_buffer->nr; i++)
+		cpu_buffer->slots[i] = i + 1;
+	rb_reset_cpu_state(cpu_buffer);
 }
 
 /* ---- the reader's side of the ring (caller holds reader_lock) ---- */

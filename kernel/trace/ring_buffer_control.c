@@ -138,6 +138,18 @@ fail:
 	return -ENOMEM;
 }
 
+/*
+ * The slots of an empty ring, before it is installed: with its descriptors
+ * and pages allocated zeroed, rb_reset_cpu_state() then completes it.
+ */
+static void rb_ring_prepare(struct rb_ring *ring)
+{
+	unsigned int i;
+
+	for (i = 0; i < ring->nr; i++)
+		ring->slots[i] = i + 1;
+}
+
 /* Put @ring's arrays into @cpu_buffer and leave the old ones in @ring. */
 static void rb_ring_swap(struct rb_cpu_buffer *cpu_buffer, struct rb_ring *ring)
 {
@@ -284,9 +296,11 @@ static void rb_resume_cpus(struct trace_buffer *buffer)
 }
 
 /*
- * Take the reader lock of every quiesced CPU, interrupts off. An order
- * change must switch all CPUs at once, so that no reader pairs the new
- * order with old pages; the mutex makes the nesting legal for lockdep.
+ * Take the reader lock of every quiesced CPU, interrupts off: to decide for
+ * all of them at once (an iterator makes the whole operation -EBUSY), and
+ * for an order change to switch them all at once, so that no reader pairs
+ * the new order with old pages. Only constant work per CPU may happen
+ * under it. The mutex makes the nesting legal for lockdep.
  */
 static void rb_lock_quiesced(struct trace_buffer *buffer, unsigned long *flags)
 {
@@ -388,10 +402,16 @@ static void rb_rebuild_cpu(struct rb_cpu_buffer *cpu_buffer, struct rb_ring *rin
 }
 
 /*
- * Stop the CPUs that have a ring in @rings, and under their reader locks
- * either install the rings (@rebuild: resize; else order change, which also
- * resets) or, if an iterator appeared meanwhile, nothing. Afterwards @rings
- * holds what is to be freed. Under buffer->mutex and cpus_read_lock().
+ * Stop the CPUs that have a ring in @rings and decide, under all their
+ * reader locks, whether an iterator appeared meanwhile (then nothing
+ * changes). An order change (!@rebuild, @rings empty and prepared by
+ * rb_ring_prepare()) installs every ring there, in constant time each. A
+ * resize (@rebuild) marks the CPUs there, which turns away iterators that
+ * do not take buffer->mutex (kdb's, from ring_buffer_read_start()), and
+ * then rebuilds one CPU at a time under that CPU's reader lock alone: the
+ * longest stretch with interrupts off is one CPU's rebuild, not all of
+ * them. Afterwards @rings holds what is to be freed. Under buffer->mutex
+ * and cpus_read_lock().
  */
 static int rb_install_rings(struct trace_buffer *buffer, struct rb_ring *rings,
 			    bool rebuild, unsigned int order)
@@ -417,14 +437,23 @@ static int rb_install_rings(struct trace_buffer *buffer, struct rb_ring *rings,
 		if (busy || !rb_is_quiesced(cpu_buffer))
 			continue;
 		if (rebuild) {
-			rb_publish(cpu_buffer, local64_read(&cpu_buffer->write));
-			rb_rebuild_cpu(cpu_buffer, &rings[i]);
+			cpu_buffer->rebuilding = true;
 		} else {
 			rb_ring_swap(cpu_buffer, &rings[i]);
-			rb_reset_cpu_ring(cpu_buffer);
+			rb_reset_cpu_state(cpu_buffer);
 		}
 	}
 	rb_unlock_quiesced(buffer, flags);
+
+	for (i = -1; rebuild && !busy && (cpu_buffer = rb_next_cpu(buffer, &i)); ) {
+		if (!rb_is_quiesced(cpu_buffer))
+			continue;
+		raw_spin_lock_irqsave(&cpu_buffer->reader_lock, flags);
+		rb_publish(cpu_buffer, local64_read(&cpu_buffer->write));
+		rb_rebuild_cpu(cpu_buffer, &rings[i]);
+		cpu_buffer->rebuilding = false;
+		raw_spin_unlock_irqrestore(&cpu_buffer->reader_lock, flags);
+	}
 
 	rb_resume_cpus(buffer);
 	return busy ? -EBUSY : 0;
@@ -579,6 +608,7 @@ static int rb_order_locked(struct trace_buffer *buffer, unsigned int order)
 			err = rb_ring_alloc(&rings[i], i, nr, nr + 1, order);
 		if (err)
 			break;
+		rb_ring_prepare(&rings[i]);
 	}
 	if (err) {
 		rb_free_rings(rings, order);

@@ -343,6 +343,7 @@ struct rb_cpu_buffer {
 	int			cpu;
 	atomic_t		record_disabled;
 	atomic_t		resize_disabled;
+	bool			rebuilding;	/* under reader_lock: a resize owns the ring */
 	atomic_t		ctl;		/* RB_CTL_*: who may change this CPU buffer */
 	struct rb_page		*spare;		/* a free page for read pages */
 	unsigned int		spare_order;
@@ -849,6 +850,7 @@ static inline void rb_sb_clear(struct rb_subbuf *sb)
 
 /* Publish everything up to write word @w; also used by control ops, quiesced. */
 void rb_publish(struct rb_cpu_buffer *cpu_buffer, u64 w);
+void rb_reset_cpu_state(struct rb_cpu_buffer *cpu_buffer);
 void rb_reset_cpu_ring(struct rb_cpu_buffer *cpu_buffer);
 bool rb_reader_refill(struct rb_cpu_buffer *cpu_buffer);
 bool rb_unread(struct rb_cpu_buffer *cpu_buffer, u32 *id);
