@@ -395,6 +395,8 @@ static void rb_rebuild_cpu(struct rb_cpu_buffer *cpu_buffer, struct rb_ring *rin
 
 	rb_ring_swap(cpu_buffer, ring);
 	cpu_buffer->reader_id = 0;
+	/* An iterator that started without buffer->mutex (kdb) restarts. */
+	cpu_buffer->reader_gen++;
 	atomic64_set(&cpu_buffer->head, rb_pair(0, nr));
 	local64_set(&cpu_buffer->write, nw);
 	/* Quiesced: the release only keeps M2's form for readers to come. */
@@ -406,12 +408,12 @@ static void rb_rebuild_cpu(struct rb_cpu_buffer *cpu_buffer, struct rb_ring *rin
  * reader locks, whether an iterator appeared meanwhile (then nothing
  * changes). An order change (!@rebuild, @rings empty and prepared by
  * rb_ring_prepare()) installs every ring there, in constant time each. A
- * resize (@rebuild) marks the CPUs there, which turns away iterators that
- * do not take buffer->mutex (kdb's, from ring_buffer_read_start()), and
- * then rebuilds one CPU at a time under that CPU's reader lock alone: the
- * longest stretch with interrupts off is one CPU's rebuild, not all of
- * them. Afterwards @rings holds what is to be freed. Under buffer->mutex
- * and cpus_read_lock().
+ * resize (@rebuild) then rebuilds one CPU at a time under that CPU's reader
+ * lock alone: the longest stretch with interrupts off is one CPU's rebuild,
+ * not all of them. Only an iterator that cannot wait for buffer->mutex
+ * (kdb's) can start after the decision; rb_rebuild_cpu() makes it restart.
+ * Afterwards @rings holds what is to be freed. Under buffer->mutex and
+ * cpus_read_lock().
  */
 static int rb_install_rings(struct trace_buffer *buffer, struct rb_ring *rings,
 			    bool rebuild, unsigned int order)
@@ -436,22 +438,20 @@ static int rb_install_rings(struct trace_buffer *buffer, struct rb_ring *rings,
 	for (i = -1; (cpu_buffer = rb_next_cpu(buffer, &i)); ) {
 		if (busy || !rb_is_quiesced(cpu_buffer))
 			continue;
-		if (rebuild) {
-			cpu_buffer->rebuilding = true;
-		} else {
+		if (!rebuild) {
 			rb_ring_swap(cpu_buffer, &rings[i]);
 			rb_reset_cpu_state(cpu_buffer);
 		}
 	}
 	rb_unlock_quiesced(buffer, flags);
 
+	/* The CPUs this resize quiesced are those with a ring in @rings. */
 	for (i = -1; rebuild && !busy && (cpu_buffer = rb_next_cpu(buffer, &i)); ) {
-		if (!rb_is_quiesced(cpu_buffer))
+		if (!rings[i].subbufs)
 			continue;
 		raw_spin_lock_irqsave(&cpu_buffer->reader_lock, flags);
 		rb_publish(cpu_buffer, local64_read(&cpu_buffer->write));
 		rb_rebuild_cpu(cpu_buffer, &rings[i]);
-		cpu_buffer->rebuilding = false;
 		raw_spin_unlock_irqrestore(&cpu_buffer->reader_lock, flags);
 	}
 

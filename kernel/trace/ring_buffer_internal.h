@@ -343,7 +343,6 @@ struct rb_cpu_buffer {
 	int			cpu;
 	atomic_t		record_disabled;
 	atomic_t		resize_disabled;
-	bool			rebuilding;	/* under reader_lock: a resize owns the ring */
 	atomic_t		ctl;		/* RB_CTL_*: who may change this CPU buffer */
 	struct rb_page		*spare;		/* a free page for read pages */
 	unsigned int		spare_order;

@@ -460,13 +460,13 @@ static struct ring_buffer_event *rb_iter_current(struct ring_buffer_iter *iter)
  *
  * The iterator walks from the next event a consuming read would return to
  * the newest committed one. Writers go on; one that laps the iterator shows
- * in ring_buffer_iter_dropped(). A resize or order change fails with -EBUSY
- * until ring_buffer_read_finish(); with @flags that allow sleeping, a resize
- * under way finishes before the iterator starts.
+ * in ring_buffer_iter_dropped(). A resize or order change that starts
+ * later fails with -EBUSY until ring_buffer_read_finish(); with @flags that
+ * allow sleeping, one under way finishes before the iterator starts. One
+ * that cannot wait (kdb's) may start while a resize that had already
+ * decided rebuilds the rings; the rebuild bumps reader_gen, so it restarts.
  *
- * Return: the iterator, or NULL if @cpu has no buffer, memory ran out, or
- * (@flags that do not allow sleeping, as kdb's) a resize is rebuilding the
- * ring of @cpu at that moment.
+ * Return: the iterator, or NULL if @cpu has no buffer or memory ran out.
  */
 struct ring_buffer_iter *
 ring_buffer_read_start(struct trace_buffer *buffer, int cpu, gfp_t flags)
@@ -497,17 +497,6 @@ ring_buffer_read_start(struct trace_buffer *buffer, int cpu, gfp_t flags)
 	}
 	iter->cpu_buffer = cpu_buffer;
 	raw_spin_lock_irqsave(&cpu_buffer->reader_lock, irqflags);
-	if (unlikely(cpu_buffer->rebuilding)) {
-		/*
-		 * Only an iterator that could not wait for buffer->mutex gets
-		 * here: a resize decided before it came and now owns the ring.
-		 */
-		raw_spin_unlock_irqrestore(&cpu_buffer->reader_lock, irqflags);
-		atomic_dec(&cpu_buffer->resize_disabled);
-		kfree(iter->event);
-		kfree(iter);
-		return NULL;
-	}
 	rb_iter_restart(iter);
 	raw_spin_unlock_irqrestore(&cpu_buffer->reader_lock, irqflags);
 	return iter;
