@@ -80,7 +80,7 @@ module_param(hotplug, bool, 0644);
 MODULE_PARM_DESC(hotplug, "take CPUs other than 0 offline and back");
 static unsigned int park_cpus;
 module_param(park_cpus, uint, 0644);
-MODULE_PARM_DESC(park_cpus, "keep this many CPUs offline for the run once their rings exist");
+MODULE_PARM_DESC(park_cpus, "take this many CPUs offline once their rings exist; they stay offline");
 static bool abs_ts = true;
 module_param(abs_ts, bool, 0644);
 MODULE_PARM_DESC(abs_ts, "switch absolute time stamps on and off");
@@ -720,21 +720,6 @@ static int rbx_swap(int cpu)
 	return a.ret;
 }
 
-/* Brings @cpu back and its writers with it. */
-static int rbx_cpu_up(int cpu)
-{
-	int ret = add_cpu(cpu);
-
-	if (ret) {
-		rbx_error("hotplug: CPU %d does not come back: %d", cpu, ret);
-		return ret;
-	}
-	if (rbx_cpus[cpu].writer)
-		set_cpus_allowed_ptr(rbx_cpus[cpu].writer, cpumask_of(cpu));
-	rbx_rearm_timers(&rbx_cpus[cpu]);
-	return 0;
-}
-
 static int rbx_hotplug(u32 r)
 {
 	int cpu, ret;
@@ -748,7 +733,15 @@ static int rbx_hotplug(u32 r)
 	if (ret)
 		return ret;
 	msleep(20);
-	return rbx_cpu_up(cpu);
+	ret = add_cpu(cpu);
+	if (ret) {
+		rbx_error("hotplug: CPU %d does not come back: %d", cpu, ret);
+		return ret;
+	}
+	if (rbx_cpus[cpu].writer)
+		set_cpus_allowed_ptr(rbx_cpus[cpu].writer, cpumask_of(cpu));
+	rbx_rearm_timers(&rbx_cpus[cpu]);
+	return 0;
 }
 
 /*
@@ -756,37 +749,26 @@ static int rbx_hotplug(u32 r)
  * rings exist: resizing and order changes still rebuild every CPU's ring,
  * while fewer CPUs run. Under an instruction-counting emulator whose CPUs
  * share one clock, a section's length is then the instructions of the CPUs
- * left running only (rbdev torture --irqsoff leaves one). @parked gets
- * the CPUs it took offline, for rbx_unpark().
+ * left running only (rbdev torture --irqsoff leaves one). They stay
+ * offline after the run, so that such a measurement ends with the run and
+ * not in the storm of bringing them back; writing 1 to their online files
+ * in sysfs brings them back.
  */
-static void rbx_park(struct cpumask *parked)
+static void rbx_park(void)
 {
+	unsigned int parked = 0;
 	int cpu;
 
-	cpumask_clear(parked);
-	if (!IS_ENABLED(CONFIG_HOTPLUG_CPU))
-		return;
-	for (cpu = rbx_nr_cpus - 1; cpu > 0; cpu--) {
-		if (cpumask_weight(parked) >= park_cpus)
-			break;
-		if (!cpu_online(cpu) || remove_cpu(cpu))
+	for (cpu = rbx_nr_cpus - 1; cpu > 0 && parked < park_cpus; cpu--) {
+		if (!IS_ENABLED(CONFIG_HOTPLUG_CPU) || !cpu_online(cpu) || remove_cpu(cpu))
 			continue;
-		cpumask_set_cpu(cpu, parked);
+		parked++;
 		/* Its timers moved to a running CPU, where they would write nothing. */
 		hrtimer_cancel(&rbx_cpus[cpu].soft);
 		hrtimer_cancel(&rbx_cpus[cpu].hard);
 	}
 	if (park_cpus)
-		pr_info("parked %u CPUs: %*pbl\n", cpumask_weight(parked),
-			cpumask_pr_args(parked));
-}
-
-static void rbx_unpark(const struct cpumask *parked)
-{
-	int cpu;
-
-	for_each_cpu(cpu, parked)
-		rbx_cpu_up(cpu);
+		pr_info("parked %u CPUs\n", parked);
 }
 
 /* One control operation while everything runs; returns true for a hotplug. */
@@ -1082,7 +1064,6 @@ static int rbx_run(void *arg)
 	unsigned long t0 = jiffies, next_status, phase_end, secs = seconds;
 	struct task_struct **readers, *iter = NULL;
 	bool overwrite = true, abs = false, did_hotplug;
-	static struct cpumask parked;
 	u32 rnd = 0x12345678;
 	int cpu, ret = -ENOMEM;
 
@@ -1148,7 +1129,7 @@ static int rbx_run(void *arg)
 	iter = kthread_run(rbx_iterator, NULL, "rbx_iter");
 	if (IS_ERR(iter))
 		iter = NULL;
-	rbx_park(&parked);
+	rbx_park();
 
 	next_status = jiffies + stat_interval * HZ;
 	while (time_before(jiffies, t0 + secs * HZ)) {
@@ -1170,7 +1151,6 @@ static int rbx_run(void *arg)
 		WRITE_ONCE(rbx_phase, rbx_phase + 1);
 		WRITE_ONCE(rbx_paused, false);
 	}
-	rbx_unpark(&parked);
 	rbx_stop_all(readers, iter);
 	rbx_quiesce();
 	rbx_account();
