@@ -390,14 +390,17 @@ void rb_reset_cpu_state(struct rb_cpu_buffer *cpu_buffer)
  */
 void rb_reset_cpu_ring(struct rb_cpu_buffer *cpu_buffer)
 {
+	struct rb_subbuf *sb = cpu_buffer->subbufs;
 	unsigned int i;
 
-	for (i = 0; i <= cpu_buffer->nr; i++) {
-		rb_sb_clear(&cpu_buffer->subbufs[i]);
-		cpu_buffer->subbufs[i].gen++;
-	}
-	for (i = 0; i < cpu_buffer->nr; i++)
+	/* One pass, interrupts off: its cost is one page header per sub-buffer. */
+	for (i = 0; i < cpu_buffer->nr; i++) {
+		rb_sb_clear(&sb[i + 1]);
+		sb[i + 1].gen++;
 		cpu_buffer->slots[i] = i + 1;
+	}
+	rb_sb_clear(&sb[0]);
+	sb[0].gen++;
 	rb_reset_cpu_state(cpu_buffer);
 }
 

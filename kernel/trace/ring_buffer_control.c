@@ -54,6 +54,7 @@ struct rb_ring {
 	unsigned int		nr;
 	u32			*slots;
 	struct rb_subbuf	*subbufs;
+	u32			*from;		/* a resize: each id's old id */
 };
 
 /* The next CPU buffer after CPU *@i, skipping one not yet published. */
@@ -88,6 +89,7 @@ static void rb_ring_free(struct rb_ring *ring, unsigned int order)
 	}
 	kvfree(ring->subbufs);
 	kvfree(ring->slots);
+	kvfree(ring->from);
 	memset(ring, 0, sizeof(*ring));
 }
 
@@ -118,6 +120,12 @@ static int rb_ring_alloc(struct rb_ring *ring, int cpu, unsigned int nr,
 	ring->subbufs = kvcalloc_node(nr + 1, sizeof(*ring->subbufs), gfp, node);
 	if (!ring->slots || !ring->subbufs)
 		goto fail;
+	/* A resize moves the existing sub-buffers and records where from. */
+	if (fresh <= nr) {
+		ring->from = kvcalloc_node(nr + 1, sizeof(*ring->from), gfp, node);
+		if (!ring->from)
+			goto fail;
+	}
 	for (id = nr + 1 - fresh; id <= nr; id++) {
 		struct page *page = alloc_pages_node(node, gfp | __GFP_COMP | __GFP_ZERO, order);
 
@@ -139,8 +147,9 @@ fail:
 }
 
 /*
- * The slots of an empty ring, before it is installed: with its descriptors
- * and pages allocated zeroed, rb_reset_cpu_state() then completes it.
+ * The slots of a ring before it is installed, in ring order from vpos 0:
+ * an order change's empty ring (its descriptors and pages allocated
+ * zeroed; rb_reset_cpu_state() then completes it) or a resize's.
  */
 static void rb_ring_prepare(struct rb_ring *ring)
 {
@@ -338,85 +347,163 @@ static bool rb_quiesced_busy(struct trace_buffer *buffer)
 
 /* ---- resize ---- */
 
-/* A data sub-buffer dropped by a shrink, counted like an eviction. */
-static void rb_drop_subbuf(struct rb_cpu_buffer *cpu_buffer, struct rb_subbuf *sb)
+/*
+ * A resize of one CPU buffer, planned with interrupts on from the head and
+ * reader it names, and installed under the reader lock only if they still
+ * hold: quiesced, only a reader can change the ring, and every reader step
+ * that moves a data sub-buffer moves the head (rb_swap_head()). The head
+ * only moves forward, towards a tail that no writer moves, so it cannot
+ * come back to a value it had. The reader's own sub-buffer, which
+ * consuming and read_page change in place, is taken when installing.
+ */
+struct rb_plan {
+	u64		head;		/* the head word the plan was made from */
+	u32		reader_id;
+	unsigned int	drop;		/* data sub-buffers dropped by a shrink */
+	unsigned int	placed;		/* moved after the reader's */
+	unsigned long	drop_events;	/* the data events among them */
+	u64		write;		/* the write word for the new ids */
+};
+
+/* Under the reader lock: what a plan starts from. */
+static void rb_plan_start(struct rb_cpu_buffer *cpu_buffer, struct rb_plan *plan)
 {
-	local_add(local_read(&sb->events), &cpu_buffer->overrun);
-	local_sub(rb_capacity(cpu_buffer->buffer), &cpu_buffer->entries_bytes);
-	local_inc(&cpu_buffer->subbufs_evicted);
+	rb_publish(cpu_buffer, local64_read(&cpu_buffer->write));
+	plan->head = rb_head_word(cpu_buffer);
+	plan->reader_id = cpu_buffer->reader_id;
+}
+
+/* Under the reader lock: did a reader move the head since rb_plan_start()? */
+static bool rb_plan_holds(struct rb_cpu_buffer *cpu_buffer, struct rb_plan *plan)
+{
+	return rb_head_word(cpu_buffer) == plan->head && cpu_buffer->reader_id == plan->reader_id;
 }
 
 /*
- * Move @cpu_buffer's sub-buffers into @ring's arrays (whose last ids already hold
- * the new pages of a growth) in ring order from the head: the reader's
- * becomes id 0, the head id 1 at vpos 0. A shrink drops free sub-buffers
- * first, then the oldest data. Quiesced, under the reader lock, with the
- * commit published up to the tail. The old arrays, with the pages that were
- * dropped, are left in @ring.
+ * Copy @cpu_buffer's data sub-buffers into @ring's arrays (whose last ids
+ * already hold the new pages of a growth) in ring order from the head of
+ * @plan, starting at id 1: the head moves to vpos 0. A shrink drops free
+ * sub-buffers first, then the oldest data. With interrupts on a reader may
+ * move the head meanwhile and the copies may be torn: rb_plan_holds()
+ * then finds the plan stale, and it is made again.
  */
-static void rb_rebuild_cpu(struct rb_cpu_buffer *cpu_buffer, struct rb_ring *ring)
+static void rb_plan_ring(struct rb_cpu_buffer *cpu_buffer, struct rb_ring *ring,
+			 struct rb_plan *plan)
 {
 	unsigned int old_nr = cpu_buffer->nr, nr = ring->nr;
-	struct rb_subbuf *old = cpu_buffer->subbufs, *sb = ring->subbufs;
-	u64 w = local64_read(&cpu_buffer->write), nw;
-	unsigned int vpos = rb_pair_vpos(atomic64_read(&cpu_buffer->head));
-	unsigned int data, drop, placed, i;
+	struct rb_subbuf *old = cpu_buffer->subbufs;
+	unsigned int vpos = rb_pair_vpos(plan->head);
+	u64 w = local64_read(&cpu_buffer->write);
+	unsigned int data, i;
 	u32 id;
 
 	/* Sub-buffers from the head to the tail; none if the reader has the tail. */
 	data = rb_vpos_dist(cpu_buffer, vpos, rb_w_vpos(w)) + 1;
 	if (data > old_nr)
 		data = 0;
-	drop = data > nr ? data - nr : 0;
-	placed = min(old_nr - drop, nr);
+	plan->drop = data > nr ? data - nr : 0;
+	plan->placed = min(old_nr - plan->drop, nr);
+	plan->drop_events = 0;
 
-	for (i = 0; i < drop; i++) {
-		rb_drop_subbuf(cpu_buffer, &old[rb_slot_id(cpu_buffer, vpos)]);
+	for (i = 0; i < plan->drop; i++) {
+		plan->drop_events += rb_sb_events(cpu_buffer, &old[rb_slot_id(cpu_buffer, vpos)]);
 		vpos = rb_vpos_next(cpu_buffer, vpos);
 	}
-	sb[0] = old[cpu_buffer->reader_id];
-	old[cpu_buffer->reader_id].page = NULL;
-	for (i = 1; i <= placed; i++) {
+	for (i = 1; i <= plan->placed; i++) {
 		id = rb_slot_id(cpu_buffer, vpos);
-		sb[i] = old[id];
-		old[id].page = NULL;
+		/* A torn copy is never installed: see rb_plan_holds(). */
+		ring->subbufs[i] = data_race(old[id]);
+		ring->from[i] = id;
 		vpos = rb_vpos_next(cpu_buffer, vpos);
 	}
-	for (i = 0; i < nr; i++)
-		ring->slots[i] = i + 1;
 
+	data -= data ? plan->drop : 0;
 	if (data)
-		nw = rb_wword(data - drop - 1, data - drop, rb_w_off(w));
+		plan->write = rb_wword(data - 1, data, rb_w_off(w));
 	else
-		nw = rb_wword(2 * nr - 1, 0, rb_w_off(w));
+		plan->write = rb_wword(2 * nr - 1, 0, rb_w_off(w));
+}
+
+/*
+ * Under the reader lock, with @plan holding: put @ring's arrays in place,
+ * the reader's sub-buffer as id 0, in constant time. The old arrays are
+ * left in @ring; ring->from[] names the descriptors that moved.
+ */
+static void rb_plan_install(struct rb_cpu_buffer *cpu_buffer, struct rb_ring *ring,
+			    struct rb_plan *plan)
+{
+	u64 w = local64_read(&cpu_buffer->write);
+
+	ring->subbufs[0] = cpu_buffer->subbufs[cpu_buffer->reader_id];
+	ring->from[0] = cpu_buffer->reader_id;
+	/* Dropped data counts like an eviction. */
+	local_add(plan->drop_events, &cpu_buffer->overrun);
+	local_sub(plan->drop * rb_capacity(cpu_buffer->buffer), &cpu_buffer->entries_bytes);
+	local_add(plan->drop, &cpu_buffer->subbufs_evicted);
 	/* The stamp record still describes the last event: keep deltas going. */
 	if (cpu_buffer->stamp_end == w)
-		cpu_buffer->stamp_end = nw;
+		cpu_buffer->stamp_end = plan->write;
 
 	rb_ring_swap(cpu_buffer, ring);
 	cpu_buffer->reader_id = 0;
 	/* An iterator that started without buffer->mutex (kdb) restarts. */
 	cpu_buffer->reader_gen++;
-	atomic64_set(&cpu_buffer->head, rb_pair(0, nr));
-	local64_set(&cpu_buffer->write, nw);
+	atomic64_set(&cpu_buffer->head, rb_pair(0, cpu_buffer->nr));
+	local64_set(&cpu_buffer->write, plan->write);
 	/* Quiesced: the release only keeps M2's form for readers to come. */
-	atomic64_set_release(&cpu_buffer->commit, rb_pair(rb_w_vpos(nw), rb_w_id(nw)));
+	atomic64_set_release(&cpu_buffer->commit,
+			     rb_pair(rb_w_vpos(plan->write), rb_w_id(plan->write)));
+}
+
+/*
+ * Resize one quiesced CPU buffer into @ring (prepared by rb_ring_prepare()).
+ * The copying happens with interrupts on; under the reader lock only
+ * constant work, unless readers spoil RB_PLAN_TRIES plans in a row. The
+ * old arrays, with the pages that did not move, are left in @ring.
+ */
+static void rb_resize_cpu(struct rb_cpu_buffer *cpu_buffer, struct rb_ring *ring)
+{
+	struct rb_plan plan;
+	unsigned long flags;
+	unsigned int i;
+	int tries;
+
+	for (tries = 0; tries < RB_PLAN_TRIES; tries++) {
+		raw_spin_lock_irqsave(&cpu_buffer->reader_lock, flags);
+		rb_plan_start(cpu_buffer, &plan);
+		raw_spin_unlock_irqrestore(&cpu_buffer->reader_lock, flags);
+		rb_plan_ring(cpu_buffer, ring, &plan);
+		raw_spin_lock_irqsave(&cpu_buffer->reader_lock, flags);
+		if (rb_plan_holds(cpu_buffer, &plan))
+			goto install;
+		raw_spin_unlock_irqrestore(&cpu_buffer->reader_lock, flags);
+	}
+	/* Readers keep taking sub-buffers: plan with them held off. */
+	raw_spin_lock_irqsave(&cpu_buffer->reader_lock, flags);
+	rb_plan_start(cpu_buffer, &plan);
+	rb_plan_ring(cpu_buffer, ring, &plan);
+install:
+	rb_plan_install(cpu_buffer, ring, &plan);
+	raw_spin_unlock_irqrestore(&cpu_buffer->reader_lock, flags);
+
+	/* The old arrays are private now: keep the moved pages from being freed. */
+	for (i = 0; i <= plan.placed; i++)
+		ring->subbufs[ring->from[i]].page = NULL;
 }
 
 /*
  * Stop the CPUs that have a ring in @rings and decide, under all their
  * reader locks, whether an iterator appeared meanwhile (then nothing
- * changes). An order change (!@rebuild, @rings empty and prepared by
- * rb_ring_prepare()) installs every ring there, in constant time each. A
- * resize (@rebuild) then rebuilds one CPU at a time under that CPU's reader
- * lock alone: the longest stretch with interrupts off is one CPU's rebuild,
- * not all of them. Only an iterator that cannot wait for buffer->mutex
- * (kdb's) can start after the decision; rb_rebuild_cpu() makes it restart.
- * Afterwards @rings holds what is to be freed. Under buffer->mutex and
- * cpus_read_lock().
+ * changes). An order change (!@resize, @rings empty) installs every ring
+ * there, in constant time each, and switches the order with them. A resize
+ * then resizes one CPU at a time (rb_resize_cpu()). Only an iterator that
+ * cannot wait for buffer->mutex (kdb's) can start after the decision;
+ * rb_plan_install() makes it restart. @rings are prepared by
+ * rb_ring_prepare(); afterwards they hold what is to be freed. Under
+ * buffer->mutex and cpus_read_lock().
  */
 static int rb_install_rings(struct trace_buffer *buffer, struct rb_ring *rings,
-			    bool rebuild, unsigned int order)
+			    bool resize, unsigned int order)
 {
 	struct rb_cpu_buffer *cpu_buffer;
 	unsigned long flags;
@@ -430,15 +517,13 @@ static int rb_install_rings(struct trace_buffer *buffer, struct rb_ring *rings,
 
 	rb_lock_quiesced(buffer, &flags);
 	busy = rb_quiesced_busy(buffer);
-	if (!busy && !rebuild) {
+	if (!busy && !resize) {
 		WRITE_ONCE(buffer->subbuf_order, order);
 		WRITE_ONCE(buffer->subbuf_size, PAGE_SIZE << order);
 		WRITE_ONCE(buffer->max_data_size, rb_capacity(buffer) - RB_LEN_TIME);
-	}
-	for (i = -1; (cpu_buffer = rb_next_cpu(buffer, &i)); ) {
-		if (busy || !rb_is_quiesced(cpu_buffer))
-			continue;
-		if (!rebuild) {
+		for (i = -1; (cpu_buffer = rb_next_cpu(buffer, &i)); ) {
+			if (!rb_is_quiesced(cpu_buffer))
+				continue;
 			rb_ring_swap(cpu_buffer, &rings[i]);
 			rb_reset_cpu_state(cpu_buffer);
 		}
@@ -446,14 +531,9 @@ static int rb_install_rings(struct trace_buffer *buffer, struct rb_ring *rings,
 	rb_unlock_quiesced(buffer, flags);
 
 	/* The CPUs this resize quiesced are those with a ring in @rings. */
-	for (i = -1; rebuild && !busy && (cpu_buffer = rb_next_cpu(buffer, &i)); ) {
-		if (!rings[i].subbufs)
-			continue;
-		raw_spin_lock_irqsave(&cpu_buffer->reader_lock, flags);
-		rb_publish(cpu_buffer, local64_read(&cpu_buffer->write));
-		rb_rebuild_cpu(cpu_buffer, &rings[i]);
-		raw_spin_unlock_irqrestore(&cpu_buffer->reader_lock, flags);
-	}
+	for (i = -1; resize && !busy && (cpu_buffer = rb_next_cpu(buffer, &i)); )
+		if (rings[i].subbufs)
+			rb_resize_cpu(cpu_buffer, &rings[i]);
 
 	rb_resume_cpus(buffer);
 	return busy ? -EBUSY : 0;
@@ -495,6 +575,7 @@ static int rb_resize_locked(struct trace_buffer *buffer, unsigned long size, int
 				    nr > cpu_buffer->nr ? nr - cpu_buffer->nr : 0, order);
 		if (err)
 			break;
+		rb_ring_prepare(&rings[i]);
 		any = true;
 	}
 	if (!err && any)

@@ -129,11 +129,13 @@ static const char * const rbi_point_name[RB_TP_NR] = {
  * the largest payload outside absolute time stamp mode.
  */
 #define RBI_LEN_MAX	INT_MIN
-enum rbi_kind { RBI_WRITE, RBI_DISCARD, RBI_CONSUME, RBI_PAGE, RBI_DRAIN, RBI_SWAP };
+enum rbi_kind {
+	RBI_WRITE, RBI_DISCARD, RBI_CONSUME, RBI_PEEK, RBI_PAGE, RBI_DRAIN, RBI_SWAP, RBI_RESIZE,
+};
 
 struct rbi_op {
 	enum rbi_kind	kind;
-	int		len;
+	int		len;		/* RBI_RESIZE: the new number of sub-buffers */
 	unsigned int	rep;
 	u32		gap;		/* clock jump before a write */
 };
@@ -179,8 +181,13 @@ struct rbi_beat {
 };
 
 #define RBI_MAX_BEATS	6
-/* A recorded hit: its point, and whether the reader lock may be held. */
+/*
+ * A recorded hit: its point, whether the reader lock may be held, and
+ * whether it is in a resize's plan, with interrupts on (rb_resize_cpu()).
+ */
 #define RBI_IN_READER	0x80
+#define RBI_IN_PLAN	0x40
+#define RBI_POINT(t)	((t) & ~(RBI_IN_READER | RBI_IN_PLAN))
 
 struct rbi_scenario {
 	const char		*name;
@@ -246,6 +253,7 @@ struct rbi_plan {
 	int		at[RBI_MAX_DEPTH];	/* hit to inject at, per depth; -1: none */
 	enum rbi_action	act[RBI_MAX_DEPTH];
 	enum rb_test_point pt[RBI_MAX_DEPTH];	/* for messages */
+	bool		spoil;			/* take a sub-buffer in every resize plan */
 };
 
 struct rbi_run {
@@ -259,6 +267,9 @@ struct rbi_run {
 	int				depth;		/* 0: the script */
 	int				record;		/* depth whose points are recorded */
 	int				in_reader;	/* the reader lock may be held */
+	bool				in_resize;	/* a resize step is running */
+	bool				was_locked;	/* interrupts off at the last point */
+	unsigned int			spoils;		/* plans spoiled (plan->spoil) */
 	unsigned int			toggles;	/* absolute time stamp mode changes */
 	bool				quiet;
 	bool				leak;		/* a broken swap left them unsafe to free */
@@ -308,9 +319,15 @@ static bool rbi_is_reader(enum rbi_action a)
 	return a == RBI_A_READ || a == RBI_A_PAGE || a == RBI_A_ITER || a == RBI_A_DRAIN;
 }
 
-/* Readers need the reader lock: not while it may be held. */
+/*
+ * Readers need the reader lock: not while it may be held. Inside a resize
+ * step, only readers, and only while its interrupts are on: the CPU is
+ * quiesced, and the reader lock is held whenever they are off.
+ */
 static bool rbi_allowed(struct rbi_run *r, enum rbi_action a)
 {
+	if (r->in_resize && !r->depth)
+		return rbi_is_reader(a) && !irqs_disabled();
 	return !rbi_is_reader(a) || !r->in_reader;
 }
 
@@ -442,6 +459,18 @@ static void rbi_drain(struct rbi_run *r)
 	unsigned int guard;
 
 	for (guard = 0; guard < 4 * RBI_MAX_REC && !r->err[0] && rbi_consume(r); guard++)
+		;
+}
+
+/* Consume until the reader has taken another sub-buffer: the head moves. */
+static void rbi_take_subbuf(struct rbi_run *r)
+{
+	struct rb_cpu_buffer *cpu_buffer = r->buffer->cpus[r->cpu];
+	unsigned long taken = READ_ONCE(cpu_buffer->subbufs_taken);
+	unsigned int guard;
+
+	for (guard = 0; guard < RBI_MAX_REC && !r->err[0] &&
+	     READ_ONCE(cpu_buffer->subbufs_taken) == taken && rbi_consume(r); guard++)
 		;
 }
 
@@ -745,11 +774,25 @@ static void rbi_hook(struct trace_buffer *buffer, int cpu, enum rb_test_point pt
 			rbi_beats(r, d, pt);
 		return;
 	}
+	if (r->plan->spoil) {
+		/* Each plan starts with interrupts on after its start under the lock. */
+		if (!d && r->in_resize && !irqs_disabled() && r->was_locked) {
+			r->spoils++;
+			r->depth++;
+			rbi_take_subbuf(r);
+			r->depth--;
+		}
+		if (!d)
+			r->was_locked = r->in_resize && irqs_disabled();
+		return;
+	}
 	n = r->hits[d]++;
 	if (!d)
 		r->points |= BIT(pt);
 	if (d == r->record && n < RBI_MAX_HITS)
-		r->trace[n] = pt | (r->in_reader ? RBI_IN_READER : 0);
+		r->trace[n] = pt | (r->in_reader || (r->in_resize && irqs_disabled()) ?
+				    RBI_IN_READER : 0) |
+			      (r->in_resize && !d && !irqs_disabled() ? RBI_IN_PLAN : 0);
 	if (d < RBI_MAX_DEPTH && n == r->plan->at[d] && rbi_allowed(r, r->plan->act[d])) {
 		r->depth++;
 		rbi_act(r, r->plan->act[d]);
@@ -759,7 +802,9 @@ static void rbi_hook(struct trace_buffer *buffer, int cpu, enum rb_test_point pt
 
 static void rbi_step(struct rbi_run *r, const struct rbi_op *op)
 {
+	unsigned long lost;
 	unsigned int i, len;
+	u64 ts;
 
 	for (i = 0; i < op->rep && !r->err[0]; i++) {
 		switch (op->kind) {
@@ -777,6 +822,12 @@ static void rbi_step(struct rbi_run *r, const struct rbi_op *op)
 		case RBI_CONSUME:
 			rbi_consume(r);
 			break;
+		case RBI_PEEK:
+			/* The reader takes a sub-buffer and reads nothing of it. */
+			r->in_reader++;
+			ring_buffer_peek(r->buffer, r->cpu, &ts, &lost);
+			r->in_reader--;
+			break;
 		case RBI_PAGE:
 			rbi_read_page(r);
 			break;
@@ -785,6 +836,13 @@ static void rbi_step(struct rbi_run *r, const struct rbi_op *op)
 			break;
 		case RBI_SWAP:
 			rbi_swap_step(r);
+			break;
+		case RBI_RESIZE:
+			r->in_resize = true;
+			len = op->len * (PAGE_SIZE - RB_PAGE_HDR);
+			if (ring_buffer_resize(r->buffer, len, r->cpu))
+				rbi_fail(r, "resize to %d sub-buffers failed", op->len);
+			r->in_resize = false;
 			break;
 		}
 	}
@@ -822,6 +880,16 @@ static void rbi_oracle(struct rbi_run *r)
 		rbi_fail(r, "invariants broken after the drain");
 }
 
+static bool rbi_resizes(const struct rbi_scenario *sc)
+{
+	unsigned int i;
+
+	for (i = 0; i < sc->steps; i++)
+		if (sc->script[i].kind == RBI_RESIZE)
+			return true;
+	return false;
+}
+
 /* One run of the script on a fresh buffer, with @plan's injections. */
 static bool rbi_run(const struct rbi_scenario *sc, struct rbi_run *r,
 		    const struct rbi_plan *plan, int record)
@@ -849,8 +917,8 @@ static bool rbi_run(const struct rbi_scenario *sc, struct rbi_run *r,
 		rbi_fail(r, "no read page");
 		goto out;
 	}
-	/* Stories run control operations, which an iterator would hold off. */
-	if (!sc->nbeats)
+	/* Stories and resizes run control operations, which an iterator holds off. */
+	if (!sc->nbeats && !rbi_resizes(sc))
 		r->iter = ring_buffer_read_start(r->buffer, r->cpu, GFP_KERNEL);
 	/* Never removed: that would wait for a grace period on every run. */
 	rb_set_test_hook(r->buffer, rbi_hook, r);
@@ -933,7 +1001,7 @@ static void rbi_enumerate(struct rbi_enum *e, int d, int nhits)
 				continue;
 			e->p.at[d] = i;
 			e->p.act[d] = a;
-			e->p.pt[d] = e->trace[d][i] & ~RBI_IN_READER;
+			e->p.pt[d] = RBI_POINT(e->trace[d][i]);
 			if (d + 1 < RBI_MAX_DEPTH)
 				e->p.at[d + 1] = -1;
 			e->runs[d + 1]++;
@@ -1229,9 +1297,130 @@ static void rbi_stop_on_broken(struct kunit *test)
 	ring_buffer_free(buffer);
 }
 
+/*
+ * A resize copies the ring with interrupts on and installs the copy only
+ * if no reader moved the head meanwhile (rb_resize_cpu()). Every point it
+ * passes with interrupts on gets a consume, or a read_page, there: the
+ * oracle then wants every event read once, in order, or reported lost by a
+ * shrink, and the counters exact. With the reader's sub-buffer read up,
+ * either takes the next one (the head moves); with it unread, read_page
+ * swaps its page and the head stays. rbi_resize_spoiled takes a
+ * sub-buffer in every plan, so that the resize ends up planning under the
+ * lock.
+ */
+static const struct rbi_op rbi_grow_script[] = {
+	{ RBI_WRITE, -2, 6 },
+	{ RBI_CONSUME, 0, 2 },
+	{ RBI_RESIZE, 8, 1 },
+	{ RBI_WRITE, -2, 2 },
+	{ RBI_DRAIN, 0, 1 },
+};
+
+static const struct rbi_op rbi_grow_unread_script[] = {
+	{ RBI_WRITE, -2, 6 },
+	{ RBI_PEEK, 0, 1 },
+	{ RBI_RESIZE, 8, 1 },
+	{ RBI_WRITE, -2, 2 },
+	{ RBI_DRAIN, 0, 1 },
+};
+
+static const struct rbi_op rbi_shrink_script[] = {
+	{ RBI_WRITE, -2, 14 },
+	{ RBI_CONSUME, 0, 2 },
+	{ RBI_RESIZE, 3, 1 },
+	{ RBI_WRITE, -2, 2 },
+	{ RBI_DRAIN, 0, 1 },
+};
+
+static const struct rbi_scenario rbi_resize_scenarios[] = {
+	{ "grow", 0, 4, rbi_grow_script, ARRAY_SIZE(rbi_grow_script), 0, 1 },
+	{ "grow, reader's sub-buffer unread", 0, 4, rbi_grow_unread_script,
+	  ARRAY_SIZE(rbi_grow_unread_script), 0, 1 },
+	{ "shrink, overwrite", RB_FL_OVERWRITE, 8, rbi_shrink_script,
+	  ARRAY_SIZE(rbi_shrink_script), 0, 1 },
+};
+
+static const enum rbi_action rbi_resize_readers[] = { RBI_A_READ, RBI_A_PAGE };
+
+static const void *rbi_resize_gen(const void *prev, char *desc)
+{
+	static struct rbi_case cases[ARRAY_SIZE(rbi_resize_scenarios) *
+				     ARRAY_SIZE(rbi_resize_readers)];
+	const struct rbi_case *c = prev;
+	unsigned int i = 0;
+
+	if (c)
+		i = c - cases + 1;
+	if (i >= ARRAY_SIZE(cases))
+		return NULL;
+	cases[i].sc = &rbi_resize_scenarios[i / ARRAY_SIZE(rbi_resize_readers)];
+	cases[i].first = rbi_resize_readers[i % ARRAY_SIZE(rbi_resize_readers)];
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s, %s", cases[i].sc->name,
+		 rbi_action_name[cases[i].first]);
+	return &cases[i];
+}
+
+static void rbi_resize_interleavings(struct kunit *test)
+{
+	const struct rbi_case *c = test->param_value;
+	struct rbi_plan p = { .at = { -1, -1, -1 } };
+	unsigned int fails = 0, runs = 0;
+	struct rbi_run *r;
+	int i, n;
+	u8 *trace;
+
+	r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	trace = kunit_kzalloc(test, RBI_MAX_HITS, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	KUNIT_ASSERT_NOT_NULL(test, trace);
+	KUNIT_ASSERT_EQ(test, 0, set_cpus_allowed_ptr(current,
+						      cpumask_of(raw_smp_processor_id())));
+	KUNIT_ASSERT_TRUE(test, rbi_check(test, c->sc, r, &p, 0, &fails));
+	n = rbi_trace(test, r, 0, trace);
+	for (i = 0; i < n; i++) {
+		if (!(trace[i] & RBI_IN_PLAN))
+			continue;
+		p.at[0] = i;
+		p.act[0] = c->first;
+		p.pt[0] = RBI_POINT(trace[i]);
+		runs++;
+		rbi_check(test, c->sc, r, &p, 0, &fails);
+	}
+	KUNIT_EXPECT_GT_MSG(test, runs, 0U, "the resize passed no point with interrupts on");
+	kunit_info(test, "%s, %s: %u points in the plan, %u failed\n", c->sc->name,
+		   rbi_action_name[c->first], runs, fails);
+}
+
+static const struct rbi_op rbi_spoil_script[] = {
+	{ RBI_WRITE, -2, 18 },
+	{ RBI_CONSUME, 0, 1 },
+	{ RBI_RESIZE, 12, 1 },
+	{ RBI_DRAIN, 0, 1 },
+};
+
+static const struct rbi_scenario rbi_spoil_scenario = {
+	"grow, every plan spoiled", 0, 10, rbi_spoil_script, ARRAY_SIZE(rbi_spoil_script), 0, 0
+};
+
+static void rbi_resize_spoiled(struct kunit *test)
+{
+	struct rbi_plan p = { .at = { -1, -1, -1 }, .spoil = true };
+	struct rbi_run *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	unsigned int fails = 0;
+
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	KUNIT_ASSERT_EQ(test, 0, set_cpus_allowed_ptr(current,
+						      cpumask_of(raw_smp_processor_id())));
+	rbi_check(test, &rbi_spoil_scenario, r, &p, 0, &fails);
+	/* Each spoiled plan is made again; after the last, under the lock. */
+	KUNIT_EXPECT_EQ(test, r->spoils, RB_PLAN_TRIES);
+}
+
 static struct kunit_case rbi_cases[] = {
 	KUNIT_CASE_PARAM_ATTR(rbi_interleavings, rbi_case_gen, { .speed = KUNIT_SPEED_SLOW }),
 	KUNIT_CASE_PARAM(rbi_story, rbi_story_gen_params),
+	KUNIT_CASE_PARAM(rbi_resize_interleavings, rbi_resize_gen),
+	KUNIT_CASE(rbi_resize_spoiled),
 	KUNIT_CASE(rbi_ninth_nested),
 	KUNIT_CASE(rbi_stop_on_broken),
 	{}

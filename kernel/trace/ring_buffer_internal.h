@@ -845,6 +845,9 @@ static inline void rb_sb_clear(struct rb_subbuf *sb)
 	sb->events_before = 0;
 }
 
+/* How often readers may spoil a resize's plan before one is made under the lock. */
+#define RB_PLAN_TRIES		4
+
 /* ---- defined in ring_buffer.c, for the layers above ---- */
 
 /* Publish everything up to write word @w; also used by control ops, quiesced. */

@@ -241,8 +241,6 @@ static void rbx_send_nmi(struct rbx_cpu *c)
 }
 #endif
 
-static void rbx_write(struct rbx_cpu *c, int stream);
-
 /*
  * One event of @stream through reserve/commit. The task stream also sends
  * an NMI and writes a nested event while it holds its reservation.
@@ -273,7 +271,7 @@ static void rbx_reserve(struct rbx_cpu *c, int stream)
 			rbx_send_nmi(c);
 		if (!(r & (15 << 3))) {
 			ring_buffer_nest_start(rbx_buffer);
-			rbx_write(c, RBX_NEST);
+			rbx_reserve(c, RBX_NEST);
 			ring_buffer_nest_end(rbx_buffer);
 		}
 	}
@@ -320,13 +318,6 @@ static void rbx_exit(void)
 	atomic_dec(&rbx_inflight);
 }
 
-static void rbx_write(struct rbx_cpu *c, int stream)
-{
-	if (smp_processor_id() != c->cpu)
-		return;
-	rbx_reserve(c, stream);
-}
-
 static int rbx_writer(void *arg)
 {
 	struct rbx_cpu *c = arg;
@@ -365,7 +356,7 @@ static enum hrtimer_restart rbx_timer(struct hrtimer *t, struct rbx_cpu *c, int 
 {
 	if (rbx_enter()) {
 		if (smp_processor_id() == c->cpu) {
-			rbx_write(c, stream);
+			rbx_reserve(c, stream);
 			if (stream == RBX_HARD && !(rbx_rand(&c->st[stream].rnd) & 3))
 				rbx_send_nmi(c);
 		}
@@ -416,7 +407,7 @@ static int rbx_nmi(unsigned int type, struct pt_regs *regs)
 	if (atomic_dec_if_positive(&c->nmi_pending) < 0)
 		return NMI_DONE;
 	if (rbx_enter()) {
-		rbx_write(c, RBX_NMI);
+		rbx_reserve(c, RBX_NMI);
 		rbx_exit();
 	}
 	return NMI_HANDLED;
