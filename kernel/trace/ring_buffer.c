@@ -391,13 +391,17 @@ void rb_reset_cpu_state(struct rb_cpu_buffer *cpu_buffer)
 void rb_reset_cpu_ring(struct rb_cpu_buffer *cpu_buffer)
 {
 	struct rb_subbuf *sb = cpu_buffer->subbufs;
-	unsigned int i;
+	unsigned int i, nr = cpu_buffer->nr;
+	u32 *slots = cpu_buffer->slots;
 
-	/* One pass, interrupts off: its cost is one page header per sub-buffer. */
-	for (i = 0; i < cpu_buffer->nr; i++) {
+	/*
+	 * One pass, interrupts off, with what it reads in locals: the stores
+	 * to the pages could alias cpu_buffer, and the compiler would reload.
+	 */
+	for (i = 0; i < nr; i++) {
 		rb_sb_clear(&sb[i + 1]);
 		sb[i + 1].gen++;
-		cpu_buffer->slots[i] = i + 1;
+		slots[i] = i + 1;
 	}
 	rb_sb_clear(&sb[0]);
 	sb[0].gen++;

@@ -438,7 +438,8 @@ static void rb_plan_install(struct rb_cpu_buffer *cpu_buffer, struct rb_ring *ri
 	ring->from[0] = cpu_buffer->reader_id;
 	/* Dropped data counts like an eviction. */
 	local_add(plan->drop_events, &cpu_buffer->overrun);
-	local_sub(plan->drop * rb_capacity(cpu_buffer->buffer), &cpu_buffer->entries_bytes);
+	local_sub((unsigned long)plan->drop * rb_capacity(cpu_buffer->buffer),
+		  &cpu_buffer->entries_bytes);
 	local_add(plan->drop, &cpu_buffer->subbufs_evicted);
 	/* The stamp record still describes the last event: keep deltas going. */
 	if (cpu_buffer->stamp_end == w)
@@ -458,7 +459,10 @@ static void rb_plan_install(struct rb_cpu_buffer *cpu_buffer, struct rb_ring *ri
 /*
  * Resize one quiesced CPU buffer into @ring (prepared by rb_ring_prepare()).
  * The copying happens with interrupts on; under the reader lock only
- * constant work, unless readers spoil RB_PLAN_TRIES plans in a row. The
+ * constant work, unless readers spoil RB_PLAN_TRIES plans in a row: a
+ * reader that drains this CPU on another one while the plan is made (its
+ * length is that of the ring) moves the head every few microseconds, and
+ * then the last plan is made with interrupts off, as long as before. The
  * old arrays, with the pages that did not move, are left in @ring.
  */
 static void rb_resize_cpu(struct rb_cpu_buffer *cpu_buffer, struct rb_ring *ring)
@@ -477,6 +481,7 @@ static void rb_resize_cpu(struct rb_cpu_buffer *cpu_buffer, struct rb_ring *ring
 		if (rb_plan_holds(cpu_buffer, &plan))
 			goto install;
 		raw_spin_unlock_irqrestore(&cpu_buffer->reader_lock, flags);
+		cond_resched();
 	}
 	/* Readers keep taking sub-buffers: plan with them held off. */
 	raw_spin_lock_irqsave(&cpu_buffer->reader_lock, flags);

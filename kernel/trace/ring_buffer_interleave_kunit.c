@@ -268,7 +268,9 @@ struct rbi_run {
 	int				record;		/* depth whose points are recorded */
 	int				in_reader;	/* the reader lock may be held */
 	bool				in_resize;	/* a resize step is running */
-	bool				was_locked;	/* interrupts off at the last point */
+	bool				was_locked;	/* interrupts off at its last point */
+	bool				planning;	/* it has taken the reader lock once */
+	unsigned int			plans;		/* times it took the lock, then let go */
 	unsigned int			spoils;		/* plans spoiled (plan->spoil) */
 	unsigned int			toggles;	/* absolute time stamp mode changes */
 	bool				quiet;
@@ -774,25 +776,33 @@ static void rbi_hook(struct trace_buffer *buffer, int cpu, enum rb_test_point pt
 			rbi_beats(r, d, pt);
 		return;
 	}
-	if (r->plan->spoil) {
-		/* Each plan starts with interrupts on after its start under the lock. */
-		if (!d && r->in_resize && !irqs_disabled() && r->was_locked) {
+	/*
+	 * A resize's plans: each starts under the reader lock (interrupts
+	 * off) and goes on with interrupts on (rb_resize_cpu()).
+	 */
+	if (!d && r->in_resize) {
+		if (irqs_disabled())
+			r->planning = true;
+		else if (r->was_locked)
+			r->plans++;
+		if (r->plan->spoil && !irqs_disabled() && r->was_locked) {
 			r->spoils++;
 			r->depth++;
 			rbi_take_subbuf(r);
 			r->depth--;
 		}
-		if (!d)
-			r->was_locked = r->in_resize && irqs_disabled();
-		return;
+		r->was_locked = irqs_disabled();
 	}
+	if (r->plan->spoil)
+		return;
 	n = r->hits[d]++;
 	if (!d)
 		r->points |= BIT(pt);
 	if (d == r->record && n < RBI_MAX_HITS)
 		r->trace[n] = pt | (r->in_reader || (r->in_resize && irqs_disabled()) ?
 				    RBI_IN_READER : 0) |
-			      (r->in_resize && !d && !irqs_disabled() ? RBI_IN_PLAN : 0);
+			      (!d && r->planning && r->in_resize && !irqs_disabled() ?
+			       RBI_IN_PLAN : 0);
 	if (d < RBI_MAX_DEPTH && n == r->plan->at[d] && rbi_allowed(r, r->plan->act[d])) {
 		r->depth++;
 		rbi_act(r, r->plan->act[d]);
@@ -839,6 +849,8 @@ static void rbi_step(struct rbi_run *r, const struct rbi_op *op)
 			break;
 		case RBI_RESIZE:
 			r->in_resize = true;
+			r->planning = false;
+			r->was_locked = false;
 			len = op->len * (PAGE_SIZE - RB_PAGE_HDR);
 			if (ring_buffer_resize(r->buffer, len, r->cpu))
 				rbi_fail(r, "resize to %d sub-buffers failed", op->len);
@@ -880,12 +892,12 @@ static void rbi_oracle(struct rbi_run *r)
 		rbi_fail(r, "invariants broken after the drain");
 }
 
-static bool rbi_resizes(const struct rbi_scenario *sc)
+static bool rbi_has_step(const struct rbi_scenario *sc, enum rbi_kind kind)
 {
 	unsigned int i;
 
 	for (i = 0; i < sc->steps; i++)
-		if (sc->script[i].kind == RBI_RESIZE)
+		if (sc->script[i].kind == kind)
 			return true;
 	return false;
 }
@@ -918,7 +930,7 @@ static bool rbi_run(const struct rbi_scenario *sc, struct rbi_run *r,
 		goto out;
 	}
 	/* Stories and resizes run control operations, which an iterator holds off. */
-	if (!sc->nbeats && !rbi_resizes(sc))
+	if (!sc->nbeats && !rbi_has_step(sc, RBI_RESIZE))
 		r->iter = ring_buffer_read_start(r->buffer, r->cpu, GFP_KERNEL);
 	/* Never removed: that would wait for a grace period on every run. */
 	rb_set_test_hook(r->buffer, rbi_hook, r);
@@ -1303,10 +1315,10 @@ static void rbi_stop_on_broken(struct kunit *test)
  * passes with interrupts on gets a consume, or a read_page, there: the
  * oracle then wants every event read once, in order, or reported lost by a
  * shrink, and the counters exact. With the reader's sub-buffer read up,
- * either takes the next one (the head moves); with it unread, read_page
- * swaps its page and the head stays. rbi_resize_spoiled takes a
- * sub-buffer in every plan, so that the resize ends up planning under the
- * lock.
+ * either takes the next one (the head moves: the plan is made again); with
+ * it unread, read_page swaps its page and the head stays (the plan holds).
+ * A drain takes the tail too. rbi_resize_spoiled takes a sub-buffer in
+ * every plan, so that the resize ends up planning under the lock.
  */
 static const struct rbi_op rbi_grow_script[] = {
 	{ RBI_WRITE, -2, 6 },
@@ -1340,7 +1352,7 @@ static const struct rbi_scenario rbi_resize_scenarios[] = {
 	  ARRAY_SIZE(rbi_shrink_script), 0, 1 },
 };
 
-static const enum rbi_action rbi_resize_readers[] = { RBI_A_READ, RBI_A_PAGE };
+static const enum rbi_action rbi_resize_readers[] = { RBI_A_READ, RBI_A_PAGE, RBI_A_DRAIN };
 
 static const void *rbi_resize_gen(const void *prev, char *desc)
 {
@@ -1364,10 +1376,14 @@ static void rbi_resize_interleavings(struct kunit *test)
 {
 	const struct rbi_case *c = test->param_value;
 	struct rbi_plan p = { .at = { -1, -1, -1 } };
-	unsigned int fails = 0, runs = 0;
+	unsigned int fails = 0, runs = 0, spoiled = 0;
 	struct rbi_run *r;
+	bool moves;
 	int i, n;
 	u8 *trace;
+
+	/* Whether each injection moves the head, and so spoils the plan. */
+	moves = c->first == RBI_A_DRAIN || !rbi_has_step(c->sc, RBI_PEEK);
 
 	r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
 	trace = kunit_kzalloc(test, RBI_MAX_HITS, GFP_KERNEL);
@@ -1385,10 +1401,13 @@ static void rbi_resize_interleavings(struct kunit *test)
 		p.pt[0] = RBI_POINT(trace[i]);
 		runs++;
 		rbi_check(test, c->sc, r, &p, 0, &fails);
+		spoiled += r->plans > 1;
 	}
 	KUNIT_EXPECT_GT_MSG(test, runs, 0U, "the resize passed no point with interrupts on");
-	kunit_info(test, "%s, %s: %u points in the plan, %u failed\n", c->sc->name,
-		   rbi_action_name[c->first], runs, fails);
+	KUNIT_EXPECT_EQ_MSG(test, spoiled, moves ? runs : 0,
+			    "plans made again (of %u runs)", runs);
+	kunit_info(test, "%s, %s: %u points in the plan, %u plans made again, %u failed\n",
+		   c->sc->name, rbi_action_name[c->first], runs, spoiled, fails);
 }
 
 static const struct rbi_op rbi_spoil_script[] = {
@@ -1398,22 +1417,34 @@ static const struct rbi_op rbi_spoil_script[] = {
 	{ RBI_DRAIN, 0, 1 },
 };
 
-static const struct rbi_scenario rbi_spoil_scenario = {
-	"grow, every plan spoiled", 0, 10, rbi_spoil_script, ARRAY_SIZE(rbi_spoil_script), 0, 0
+static const struct rbi_op rbi_spoil_shrink_script[] = {
+	{ RBI_WRITE, -2, 18 },
+	{ RBI_CONSUME, 0, 2 },
+	{ RBI_RESIZE, 3, 1 },
+	{ RBI_DRAIN, 0, 1 },
+};
+
+static const struct rbi_scenario rbi_spoil_scenarios[] = {
+	{ "grow", 0, 10, rbi_spoil_script, ARRAY_SIZE(rbi_spoil_script), 0, 0 },
+	{ "shrink, overwrite", RB_FL_OVERWRITE, 10, rbi_spoil_shrink_script,
+	  ARRAY_SIZE(rbi_spoil_shrink_script), 0, 0 },
 };
 
 static void rbi_resize_spoiled(struct kunit *test)
 {
 	struct rbi_plan p = { .at = { -1, -1, -1 }, .spoil = true };
 	struct rbi_run *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
-	unsigned int fails = 0;
+	unsigned int fails = 0, i;
 
 	KUNIT_ASSERT_NOT_NULL(test, r);
 	KUNIT_ASSERT_EQ(test, 0, set_cpus_allowed_ptr(current,
 						      cpumask_of(raw_smp_processor_id())));
-	rbi_check(test, &rbi_spoil_scenario, r, &p, 0, &fails);
-	/* Each spoiled plan is made again; after the last, under the lock. */
-	KUNIT_EXPECT_EQ(test, r->spoils, RB_PLAN_TRIES);
+	for (i = 0; i < ARRAY_SIZE(rbi_spoil_scenarios); i++) {
+		rbi_check(test, &rbi_spoil_scenarios[i], r, &p, 0, &fails);
+		/* Each spoiled plan is made again; after the last, under the lock. */
+		KUNIT_EXPECT_EQ_MSG(test, r->spoils, RB_PLAN_TRIES, "%s",
+				    rbi_spoil_scenarios[i].name);
+	}
 }
 
 static struct kunit_case rbi_cases[] = {

@@ -837,8 +837,10 @@ static inline void rb_ctl_release(struct rb_cpu_buffer *cpu_buffer)
 /* Empty @sb and its page, for a CPU buffer nobody else can touch. */
 static inline void rb_sb_clear(struct rb_subbuf *sb)
 {
-	sb->page->time_stamp = 0;
-	local_set(&sb->page->commit, 0);
+	struct rb_page *page = sb->page;	/* once: the stores could alias it */
+
+	page->time_stamp = 0;
+	local_set(&page->commit, 0);
 	local_set(&sb->events, 0);
 	sb->data_end = 0;
 	sb->tail_bytes = 0;

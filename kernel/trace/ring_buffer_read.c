@@ -464,7 +464,8 @@ static struct ring_buffer_event *rb_iter_current(struct ring_buffer_iter *iter)
  * later fails with -EBUSY until ring_buffer_read_finish(); with @flags that
  * allow sleeping, one under way finishes before the iterator starts. One
  * that cannot wait (kdb's) may start while a resize that had already
- * decided rebuilds the rings; the rebuild bumps reader_gen, so it restarts.
+ * decided installs the new rings; the install bumps reader_gen, so it
+ * restarts.
  *
  * Return: the iterator, or NULL if @cpu has no buffer or memory ran out.
  */

@@ -737,7 +737,7 @@ static int rbx_hotplug(u32 r)
 
 /*
  * park_cpus=N takes the last N CPUs offline for the whole run, after their
- * rings exist: resizing and order changes still rebuild every CPU's ring,
+ * rings exist: resizing and order changes still replace every CPU's ring,
  * while fewer CPUs run. Under an instruction-counting emulator whose CPUs
  * share one clock, a section's length is then the instructions of the CPUs
  * left running only (rbdev torture --irqsoff leaves one). They stay
