@@ -224,7 +224,8 @@ static struct rb_cpu_buffer *rb_alloc_cpu_buffer(struct trace_buffer *buffer, in
 	cpu_buffer->buffer = buffer;
 	cpu_buffer->cpu = cpu;
 	raw_spin_lock_init(&cpu_buffer->reader_lock);
-	lockdep_set_class(&cpu_buffer->reader_lock, buffer->reader_lock_key);
+	cpu_buffer->lock_key = buffer->reader_lock_key;
+	lockdep_set_class(&cpu_buffer->reader_lock, cpu_buffer->lock_key);
 	mutex_init(&cpu_buffer->map_lock);
 	rb_waiters_init(&cpu_buffer->waiters, true);
 	rb_ring_swap(cpu_buffer, &ring);
@@ -304,22 +305,45 @@ static void rb_resume_cpus(struct trace_buffer *buffer)
 	}
 }
 
+/* The smallest lockdep class key above @above among the quiesced CPUs. */
+static struct lock_class_key *rb_next_key(struct trace_buffer *buffer,
+					  struct lock_class_key *above)
+{
+	struct lock_class_key *key = NULL;
+	struct rb_cpu_buffer *cpu_buffer;
+	int i;
+
+	for (i = -1; (cpu_buffer = rb_next_cpu(buffer, &i)); )
+		if (rb_is_quiesced(cpu_buffer) && cpu_buffer->lock_key > above &&
+		    (!key || cpu_buffer->lock_key < key))
+			key = cpu_buffer->lock_key;
+	return key;
+}
+
 /*
  * Take the reader lock of every quiesced CPU, interrupts off: to decide for
  * all of them at once (an iterator makes the whole operation -EBUSY), and
  * for an order change to switch them all at once, so that no reader pairs
  * the new order with old pages. Only constant work per CPU may happen
- * under it. The mutex makes the nesting legal for lockdep.
+ * under it. The mutex makes the nesting of one lockdep class legal. A
+ * snapshot swap can leave CPU buffers of another buffer here, whose locks
+ * are of that buffer's class (one per ring_buffer_alloc() call site): the
+ * locks are taken class by class in the order of their keys, so that no
+ * two operations take two classes in opposite orders. (The instances never
+ * conflict: a quiesced CPU buffer cannot be swapped away.)
  */
 static void rb_lock_quiesced(struct trace_buffer *buffer, unsigned long *flags)
 {
+	struct lock_class_key *key = NULL;
 	struct rb_cpu_buffer *cpu_buffer;
 	int i;
 
 	local_irq_save(*flags);
-	for (i = -1; (cpu_buffer = rb_next_cpu(buffer, &i)); )
-		if (rb_is_quiesced(cpu_buffer))
-			raw_spin_lock_nest_lock(&cpu_buffer->reader_lock, &buffer->mutex);
+	while ((key = rb_next_key(buffer, key)))
+		for (i = -1; (cpu_buffer = rb_next_cpu(buffer, &i)); )
+			if (rb_is_quiesced(cpu_buffer) && cpu_buffer->lock_key == key)
+				raw_spin_lock_nest_lock(&cpu_buffer->reader_lock,
+							&buffer->mutex);
 }
 
 static void rb_unlock_quiesced(struct trace_buffer *buffer, unsigned long flags)

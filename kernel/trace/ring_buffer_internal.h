@@ -328,6 +328,7 @@ struct rb_cpu_buffer {
 
 	/* The reader, under reader_lock. */
 	raw_spinlock_t		reader_lock;
+	struct lock_class_key	*lock_key;	/* its lockdep class: see rb_lock_quiesced() */
 	u32			reader_id;
 	unsigned int		read_pos;	/* bytes consumed on the reader's page */
 	u64			read_stamp;	/* time of the event at read_pos */

@@ -1346,6 +1346,41 @@ static void rbt_swap_cpu(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, -EINVAL, ring_buffer_swap_cpu(a, b, nr_cpu_ids));
 }
 
+/*
+ * Each ring_buffer_alloc() call site gives its buffers' reader locks a
+ * lockdep class of its own, and a swap of one CPU leaves each buffer with
+ * CPU buffers of both. An order change takes every reader lock of its
+ * buffer: on the other buffer it must not take the two classes in the
+ * opposite order (the debug guest's lockdep would report a possible
+ * deadlock on the console, which fails the run).
+ */
+static void rbt_swap_two_classes(struct kunit *test)
+{
+	int cpu = cpumask_first(cpu_online_mask);
+	struct trace_buffer *a, *b;
+
+	if (!IS_ENABLED(CONFIG_RING_BUFFER_ALLOW_SWAP))
+		kunit_skip(test, "needs CONFIG_RING_BUFFER_ALLOW_SWAP");
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two CPUs");
+	a = ring_buffer_alloc(RBT_SUBBUFS(4), 0);
+	b = ring_buffer_alloc(RBT_SUBBUFS(4), 0);
+	if (!a || !b) {
+		if (a)
+			ring_buffer_free(a);
+		if (b)
+			ring_buffer_free(b);
+		KUNIT_FAIL_AND_ABORT(test, "no buffer");
+	}
+	KUNIT_EXPECT_EQ(test, 0, ring_buffer_swap_cpu(a, b, cpu));
+	KUNIT_EXPECT_EQ(test, 0, ring_buffer_subbuf_order_set(a, 1));
+	KUNIT_EXPECT_EQ(test, 0, ring_buffer_subbuf_order_set(b, 1));
+	KUNIT_EXPECT_EQ(test, 0, ring_buffer_resize(a, RBT_SUBBUFS(8), RING_BUFFER_ALL_CPUS));
+	KUNIT_EXPECT_EQ(test, 0, ring_buffer_resize(b, RBT_SUBBUFS(8), RING_BUFFER_ALL_CPUS));
+	ring_buffer_free(b);
+	ring_buffer_free(a);
+}
+
 static void rbt_reset(struct kunit *test)
 {
 	struct trace_buffer *buffer = rbt_alloc(test, RBT_SUBBUFS(4), RB_FL_OVERWRITE);
@@ -2245,6 +2280,7 @@ static struct kunit_case rbt_control_cases[] = {
 	KUNIT_CASE(rbt_subbuf_orders),
 	KUNIT_CASE(rbt_subbuf_orders_large),
 	KUNIT_CASE(rbt_swap_cpu),
+	KUNIT_CASE(rbt_swap_two_classes),
 	KUNIT_CASE(rbt_reset),
 	KUNIT_CASE(rbt_record_control),
 	KUNIT_CASE(rbt_bad_input),
