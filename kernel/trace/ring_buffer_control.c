@@ -262,9 +262,18 @@ static void rb_free_cpu_buffer(struct rb_cpu_buffer *cpu_buffer, unsigned int or
 
 /* ---- quiescing ---- */
 
-static bool rb_is_quiesced(struct rb_cpu_buffer *cpu_buffer)
+/*
+ * Is @cpu_buffer one that an operation on @buffer quiesced? The claim
+ * alone does not say whose: a CPU buffer read from buffer->cpus[] just
+ * before a snapshot swap moved it is then the other buffer's, and may be
+ * quiesced by an operation there. The swap moves it before it releases its
+ * claim, so the acquire that sees the other's claim sees the move too.
+ */
+static bool rb_is_quiesced(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu_buffer)
 {
-	return atomic_read(&cpu_buffer->ctl) == RB_CTL_QUIESCED;
+	rb_test_point(cpu_buffer, RB_TP_QUIESCED);
+	return atomic_read_acquire(&cpu_buffer->ctl) == RB_CTL_QUIESCED &&
+	       READ_ONCE(cpu_buffer->buffer) == buffer;
 }
 
 /*
@@ -296,7 +305,7 @@ static void rb_resume_cpus(struct trace_buffer *buffer)
 	int i;
 
 	for (i = -1; (cpu_buffer = rb_next_cpu(buffer, &i)); ) {
-		if (!rb_is_quiesced(cpu_buffer))
+		if (!rb_is_quiesced(buffer, cpu_buffer))
 			continue;
 		/* M6, pairs with rb_recording(): recording on shows the rebuilt ring. */
 		smp_mb__before_atomic();
@@ -314,7 +323,7 @@ static struct lock_class_key *rb_next_key(struct trace_buffer *buffer,
 	int i;
 
 	for (i = -1; (cpu_buffer = rb_next_cpu(buffer, &i)); )
-		if (rb_is_quiesced(cpu_buffer) && cpu_buffer->lock_key > above &&
+		if (rb_is_quiesced(buffer, cpu_buffer) && cpu_buffer->lock_key > above &&
 		    (!key || cpu_buffer->lock_key < key))
 			key = cpu_buffer->lock_key;
 	return key;
@@ -341,7 +350,7 @@ static void rb_lock_quiesced(struct trace_buffer *buffer, unsigned long *flags)
 	local_irq_save(*flags);
 	while ((key = rb_next_key(buffer, key)))
 		for (i = -1; (cpu_buffer = rb_next_cpu(buffer, &i)); )
-			if (rb_is_quiesced(cpu_buffer) && cpu_buffer->lock_key == key)
+			if (rb_is_quiesced(buffer, cpu_buffer) && cpu_buffer->lock_key == key)
 				raw_spin_lock_nest_lock(&cpu_buffer->reader_lock,
 							&buffer->mutex);
 }
@@ -352,7 +361,7 @@ static void rb_unlock_quiesced(struct trace_buffer *buffer, unsigned long flags)
 	int i;
 
 	for (i = -1; (cpu_buffer = rb_next_cpu(buffer, &i)); )
-		if (rb_is_quiesced(cpu_buffer))
+		if (rb_is_quiesced(buffer, cpu_buffer))
 			raw_spin_unlock(&cpu_buffer->reader_lock);
 	local_irq_restore(flags);
 }
@@ -364,7 +373,7 @@ static bool rb_quiesced_busy(struct trace_buffer *buffer)
 	int i;
 
 	for (i = -1; (cpu_buffer = rb_next_cpu(buffer, &i)); )
-		if (rb_is_quiesced(cpu_buffer) && atomic_read(&cpu_buffer->resize_disabled))
+		if (rb_is_quiesced(buffer, cpu_buffer) && atomic_read(&cpu_buffer->resize_disabled))
 			return true;
 	return false;
 }
@@ -551,7 +560,7 @@ static int rb_install_rings(struct trace_buffer *buffer, struct rb_ring *rings,
 		WRITE_ONCE(buffer->subbuf_size, PAGE_SIZE << order);
 		WRITE_ONCE(buffer->max_data_size, rb_capacity(buffer) - RB_LEN_TIME);
 		for (i = -1; (cpu_buffer = rb_next_cpu(buffer, &i)); ) {
-			if (!rb_is_quiesced(cpu_buffer))
+			if (!rb_is_quiesced(buffer, cpu_buffer))
 				continue;
 			rb_ring_swap(cpu_buffer, &rings[i]);
 			rb_reset_cpu_state(cpu_buffer);
@@ -769,7 +778,7 @@ static void rb_reset_quiesced(struct trace_buffer *buffer)
 
 	synchronize_rcu();
 	for (i = -1; (cpu_buffer = rb_next_cpu(buffer, &i)); ) {
-		if (!rb_is_quiesced(cpu_buffer))
+		if (!rb_is_quiesced(buffer, cpu_buffer))
 			continue;
 		raw_spin_lock_irqsave(&cpu_buffer->reader_lock, flags);
 		rb_reset_cpu_ring(cpu_buffer);

@@ -122,6 +122,7 @@ static const char * const rbi_point_name[RB_TP_NR] = {
 	[RB_TP_MODE]		= "MODE",
 	[RB_TP_OPEN]		= "OPEN",
 	[RB_TP_CONTROL]		= "CONTROL",
+	[RB_TP_QUIESCED]	= "QUIESCED",
 };
 
 /*
@@ -201,7 +202,7 @@ struct rbi_scenario {
 	unsigned int		nbeats;
 };
 
-#define RBI_ALL_POINTS	((1U << RB_TP_NR) - 1 - BIT(RB_TP_CONTROL))
+#define RBI_ALL_POINTS	((1U << RB_TP_NR) - 1 - BIT(RB_TP_CONTROL) - BIT(RB_TP_QUIESCED))
 /* Kernels where depth 2 of the second scenario would take too long. */
 #define RBI_SLOW_KERNEL	(IS_ENABLED(CONFIG_KASAN) || IS_ENABLED(CONFIG_PROVE_LOCKING))
 
@@ -780,7 +781,7 @@ static void rbi_hook(struct trace_buffer *buffer, int cpu, enum rb_test_point pt
 	 * A resize's plans: each starts under the reader lock (interrupts
 	 * off) and goes on with interrupts on (rb_resize_cpu()).
 	 */
-	if (!d && r->in_resize) {
+	if (!d && r->in_resize && pt != RB_TP_QUIESCED) {
 		if (irqs_disabled())
 			r->planning = true;
 		else if (r->was_locked)
@@ -801,8 +802,8 @@ static void rbi_hook(struct trace_buffer *buffer, int cpu, enum rb_test_point pt
 	if (d == r->record && n < RBI_MAX_HITS)
 		r->trace[n] = pt | (r->in_reader || (r->in_resize && irqs_disabled()) ?
 				    RBI_IN_READER : 0) |
-			      (!d && r->planning && r->in_resize && !irqs_disabled() ?
-			       RBI_IN_PLAN : 0);
+			      (!d && r->planning && r->in_resize && !irqs_disabled() &&
+			       pt != RB_TP_QUIESCED ? RBI_IN_PLAN : 0);
 	if (d < RBI_MAX_DEPTH && n == r->plan->at[d] && rbi_allowed(r, r->plan->act[d])) {
 		r->depth++;
 		rbi_act(r, r->plan->act[d]);
@@ -1447,11 +1448,94 @@ static void rbi_resize_spoiled(struct kunit *test)
 	}
 }
 
+/*
+ * A control operation tells the CPU buffers it quiesced by their claim.
+ * Another CPU's buffer can be swapped into the other buffer between the
+ * operation's read of buffer->cpus[] and its look at the claim, and then be
+ * quiesced by an operation on that buffer: it is not ours, and must not be
+ * locked (and left locked: the unlock finds the CPU buffer swapped in) or
+ * resumed (which would release the other operation's claim). At every point
+ * where a resize of this CPU reads another CPU's claim, the hook swaps that
+ * CPU and claims the moved CPU buffer as the other buffer's resize would.
+ */
+struct rbi_claim {
+	struct trace_buffer	*a, *b;
+	struct rb_cpu_buffer	*moved;
+	int			other, at, hits;
+	bool			claimed;
+};
+
+static void rbi_claim_hook(struct trace_buffer *buffer, int cpu, enum rb_test_point pt,
+			   void *data)
+{
+	struct rbi_claim *c = data;
+	struct rb_cpu_buffer *cpu_buffer = buffer->cpus[cpu];
+
+	if (pt != RB_TP_QUIESCED || cpu != c->other || c->hits++ != c->at)
+		return;
+	if (ring_buffer_swap_cpu(c->a, c->b, cpu))
+		return;
+	/* As rb_quiesce_cpu() would, for b. */
+	if (rb_ctl_claim(cpu_buffer, RB_CTL_QUIESCED)) {
+		atomic_inc(&cpu_buffer->record_disabled);
+		c->moved = cpu_buffer;
+		c->claimed = true;
+	}
+}
+
+static void rbi_claim_of_other(struct kunit *test)
+{
+	struct rbi_claim c = {};
+	unsigned int claimed = 0;
+	int cpu;
+
+	if (!IS_ENABLED(CONFIG_RING_BUFFER_ALLOW_SWAP))
+		kunit_skip(test, "needs CONFIG_RING_BUFFER_ALLOW_SWAP");
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two CPUs");
+	KUNIT_ASSERT_EQ(test, 0, set_cpus_allowed_ptr(current,
+						      cpumask_of(raw_smp_processor_id())));
+	cpu = raw_smp_processor_id();
+	c.other = cpumask_any_but(cpu_online_mask, cpu);
+	for (c.at = 0; c.at < 64; c.at++) {
+		c.a = ring_buffer_alloc(4 * (PAGE_SIZE - RB_PAGE_HDR), 0);
+		c.b = ring_buffer_alloc(4 * (PAGE_SIZE - RB_PAGE_HDR), 0);
+		KUNIT_ASSERT_TRUE(test, c.a && c.b);
+		c.hits = 0;
+		c.claimed = false;
+		rb_set_test_hook(c.a, rbi_claim_hook, &c);
+		KUNIT_EXPECT_EQ(test, 0, ring_buffer_resize(c.a, 8 * (PAGE_SIZE - RB_PAGE_HDR),
+							    cpu));
+		rb_set_test_hook(c.a, NULL, NULL);
+		if (c.claimed) {
+			claimed++;
+			KUNIT_EXPECT_FALSE_MSG(test, raw_spin_is_locked(&c.moved->reader_lock),
+					       "the other buffer's CPU buffer left locked (hit %d)",
+					       c.at);
+			KUNIT_EXPECT_EQ_MSG(test, atomic_read(&c.moved->ctl), RB_CTL_QUIESCED,
+					    "the other buffer's claim released (hit %d)", c.at);
+			KUNIT_EXPECT_EQ_MSG(test, atomic_read(&c.moved->record_disabled), 1,
+					    "the other buffer's CPU buffer resumed (hit %d)", c.at);
+			if (raw_spin_is_locked(&c.moved->reader_lock))
+				raw_spin_unlock(&c.moved->reader_lock);
+			atomic_set(&c.moved->record_disabled, 0);
+			rb_ctl_release(c.moved);
+		}
+		ring_buffer_free(c.b);
+		ring_buffer_free(c.a);
+		if (c.hits <= c.at)
+			break;
+	}
+	KUNIT_EXPECT_GT_MSG(test, claimed, 0U, "no point where the other CPU's claim is read");
+	kunit_info(test, "%d points, %u with the other CPU swapped and claimed\n", c.at, claimed);
+}
+
 static struct kunit_case rbi_cases[] = {
 	KUNIT_CASE_PARAM_ATTR(rbi_interleavings, rbi_case_gen, { .speed = KUNIT_SPEED_SLOW }),
 	KUNIT_CASE_PARAM(rbi_story, rbi_story_gen_params),
 	KUNIT_CASE_PARAM(rbi_resize_interleavings, rbi_resize_gen),
 	KUNIT_CASE(rbi_resize_spoiled),
+	KUNIT_CASE(rbi_claim_of_other),
 	KUNIT_CASE(rbi_ninth_nested),
 	KUNIT_CASE(rbi_stop_on_broken),
 	{}

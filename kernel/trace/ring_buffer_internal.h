@@ -520,6 +520,7 @@ enum rb_test_point {
 	RB_TP_MODE,		/* a setting, or the CPU buffer's owner, is read */
 	RB_TP_OPEN,		/* the count of open writers is read or changed */
 	RB_TP_CONTROL,		/* a snapshot swap is about to claim its CPU buffers */
+	RB_TP_QUIESCED,		/* a control operation reads a CPU buffer's claim */
 	RB_TP_NR,
 };
 
