@@ -263,17 +263,17 @@ static void rb_free_cpu_buffer(struct rb_cpu_buffer *cpu_buffer, unsigned int or
 /* ---- quiescing ---- */
 
 /*
- * Is @cpu_buffer one that an operation on @buffer quiesced? The claim
- * alone does not say whose: a CPU buffer read from buffer->cpus[] just
- * before a snapshot swap moved it is then the other buffer's, and may be
- * quiesced by an operation there. The swap moves it before it releases its
- * claim, so the acquire that sees the other's claim sees the move too.
+ * Is @cpu_buffer, read from buffer->cpus[], one that the operation on
+ * @buffer quiesced? Its claim cannot say: a CPU buffer of a CPU the
+ * operation left alone may be swapped into another buffer, quiesced there,
+ * even swapped back, between any two reads. So the operation keeps its own
+ * mask (under buffer->mutex), and the CPU buffers it names are pinned: a
+ * claimed one cannot be swapped.
  */
 static bool rb_is_quiesced(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu_buffer)
 {
 	rb_test_point(cpu_buffer, RB_TP_QUIESCED);
-	return atomic_read_acquire(&cpu_buffer->ctl) == RB_CTL_QUIESCED &&
-	       READ_ONCE(cpu_buffer->buffer) == buffer;
+	return cpumask_test_cpu(cpu_buffer->cpu, buffer->quiesced);
 }
 
 /*
@@ -297,6 +297,7 @@ static void rb_quiesce_cpu(struct trace_buffer *buffer, int i)
 		rb_ctl_release(cpu_buffer);
 	}
 	atomic_inc(&cpu_buffer->record_disabled);
+	cpumask_set_cpu(i, buffer->quiesced);
 }
 
 static void rb_resume_cpus(struct trace_buffer *buffer)
@@ -312,6 +313,7 @@ static void rb_resume_cpus(struct trace_buffer *buffer)
 		atomic_dec(&cpu_buffer->record_disabled);
 		rb_ctl_release(cpu_buffer);
 	}
+	cpumask_clear(buffer->quiesced);
 }
 
 /* The smallest lockdep class key above @above among the quiesced CPUs. */
@@ -1557,7 +1559,8 @@ static struct trace_buffer *rb_alloc(unsigned long size, unsigned int flags, uns
 	if (!buffer)
 		return NULL;
 	buffer->cpus = kcalloc(nr_cpu_ids, sizeof(*buffer->cpus), GFP_KERNEL);
-	if (!buffer->cpus || !zalloc_cpumask_var(&buffer->cpumask, GFP_KERNEL))
+	if (!buffer->cpus || !zalloc_cpumask_var(&buffer->cpumask, GFP_KERNEL) ||
+	    !zalloc_cpumask_var(&buffer->quiesced, GFP_KERNEL))
 		goto fail_free;
 
 	buffer->flags = flags;
@@ -1599,6 +1602,7 @@ fail_free_cpus:
 	for_each_cpu(cpu, buffer->cpumask)
 		rb_free_cpu_buffer(buffer->cpus[cpu], buffer->subbuf_order);
 fail_free:
+	free_cpumask_var(buffer->quiesced);
 	free_cpumask_var(buffer->cpumask);
 	kfree(buffer->cpus);
 	kfree(buffer);
@@ -1666,6 +1670,7 @@ void ring_buffer_free(struct trace_buffer *buffer)
 		rb_waiters_sync(&buffer->cpus[cpu]->waiters);
 		rb_free_cpu_buffer(buffer->cpus[cpu], order);
 	}
+	free_cpumask_var(buffer->quiesced);
 	free_cpumask_var(buffer->cpumask);
 	kfree(buffer->cpus);
 #if IS_ENABLED(CONFIG_RING_BUFFER_KUNIT_TEST)

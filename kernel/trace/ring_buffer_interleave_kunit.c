@@ -765,8 +765,8 @@ static void rbi_hook(struct trace_buffer *buffer, int cpu, enum rb_test_point pt
 
 	if (r->quiet)
 		return;
-	/* A control operation claims every CPU buffer of the buffer in turn. */
-	if (cpu != r->cpu && pt == RB_TP_CONTROL)
+	/* A control operation claims, or looks at, every CPU buffer in turn. */
+	if (cpu != r->cpu && (pt == RB_TP_CONTROL || pt == RB_TP_QUIESCED))
 		return;
 	if (cpu != r->cpu || pt >= RB_TP_NR) {
 		rbi_fail(r, "hook called for CPU %d, point %d", cpu, pt);
@@ -1485,9 +1485,11 @@ static void rbi_claim_hook(struct trace_buffer *buffer, int cpu, enum rb_test_po
 
 static void rbi_claim_of_other(struct kunit *test)
 {
+	unsigned long size = 8 * (PAGE_SIZE - RB_PAGE_HDR);
 	struct rbi_claim c = {};
 	unsigned int claimed = 0;
-	int cpu;
+	const char *op;
+	int cpu, reset;
 
 	if (!IS_ENABLED(CONFIG_RING_BUFFER_ALLOW_SWAP))
 		kunit_skip(test, "needs CONFIG_RING_BUFFER_ALLOW_SWAP");
@@ -1497,37 +1499,48 @@ static void rbi_claim_of_other(struct kunit *test)
 						      cpumask_of(raw_smp_processor_id())));
 	cpu = raw_smp_processor_id();
 	c.other = cpumask_any_but(cpu_online_mask, cpu);
-	for (c.at = 0; c.at < 64; c.at++) {
-		c.a = ring_buffer_alloc(4 * (PAGE_SIZE - RB_PAGE_HDR), 0);
-		c.b = ring_buffer_alloc(4 * (PAGE_SIZE - RB_PAGE_HDR), 0);
-		KUNIT_ASSERT_TRUE(test, c.a && c.b);
-		c.hits = 0;
-		c.claimed = false;
-		rb_set_test_hook(c.a, rbi_claim_hook, &c);
-		KUNIT_EXPECT_EQ(test, 0, ring_buffer_resize(c.a, 8 * (PAGE_SIZE - RB_PAGE_HDR),
-							    cpu));
-		rb_set_test_hook(c.a, NULL, NULL);
-		if (c.claimed) {
-			claimed++;
-			KUNIT_EXPECT_FALSE_MSG(test, raw_spin_is_locked(&c.moved->reader_lock),
-					       "the other buffer's CPU buffer left locked (hit %d)",
-					       c.at);
-			KUNIT_EXPECT_EQ_MSG(test, atomic_read(&c.moved->ctl), RB_CTL_QUIESCED,
-					    "the other buffer's claim released (hit %d)", c.at);
-			KUNIT_EXPECT_EQ_MSG(test, atomic_read(&c.moved->record_disabled), 1,
-					    "the other buffer's CPU buffer resumed (hit %d)", c.at);
-			if (raw_spin_is_locked(&c.moved->reader_lock))
-				raw_spin_unlock(&c.moved->reader_lock);
-			atomic_set(&c.moved->record_disabled, 0);
-			rb_ctl_release(c.moved);
+	/* A resize of this CPU, then a reset of it. */
+	for (reset = 0; reset < 2; reset++) {
+		for (c.at = 0; c.at < 64; c.at++) {
+			c.a = ring_buffer_alloc(4 * (PAGE_SIZE - RB_PAGE_HDR), 0);
+			c.b = ring_buffer_alloc(4 * (PAGE_SIZE - RB_PAGE_HDR), 0);
+			KUNIT_ASSERT_TRUE(test, c.a && c.b);
+			c.hits = 0;
+			c.claimed = false;
+			op = reset ? "reset" : "resize";
+			rb_set_test_hook(c.a, rbi_claim_hook, &c);
+			if (reset)
+				ring_buffer_reset_cpu(c.a, cpu);
+			else
+				KUNIT_EXPECT_EQ(test, 0, ring_buffer_resize(c.a, size, cpu));
+			/* Before the hook goes: taking it off waits for a grace period. */
+			if (c.claimed) {
+				claimed++;
+				KUNIT_EXPECT_FALSE_MSG(test,
+						       raw_spin_is_locked(&c.moved->reader_lock),
+						       "the other's CPU buffer left locked (%s, hit %d)",
+						       op, c.at);
+				KUNIT_EXPECT_EQ_MSG(test, atomic_read(&c.moved->ctl),
+						    RB_CTL_QUIESCED,
+						    "the other's claim released (%s, hit %d)",
+						    op, c.at);
+				KUNIT_EXPECT_EQ_MSG(test, atomic_read(&c.moved->record_disabled), 1,
+						    "the other's CPU buffer resumed (%s, hit %d)",
+						    op, c.at);
+				if (raw_spin_is_locked(&c.moved->reader_lock))
+					raw_spin_unlock(&c.moved->reader_lock);
+				atomic_set(&c.moved->record_disabled, 0);
+				rb_ctl_release(c.moved);
+			}
+			rb_set_test_hook(c.a, NULL, NULL);
+			ring_buffer_free(c.b);
+			ring_buffer_free(c.a);
+			if (c.hits <= c.at)
+				break;
 		}
-		ring_buffer_free(c.b);
-		ring_buffer_free(c.a);
-		if (c.hits <= c.at)
-			break;
 	}
 	KUNIT_EXPECT_GT_MSG(test, claimed, 0U, "no point where the other CPU's claim is read");
-	kunit_info(test, "%d points, %u with the other CPU swapped and claimed\n", c.at, claimed);
+	kunit_info(test, "%u runs with the other CPU swapped and claimed\n", claimed);
 }
 
 static struct kunit_case rbi_cases[] = {

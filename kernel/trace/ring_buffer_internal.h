@@ -371,6 +371,7 @@ struct trace_buffer {
 	unsigned int			flags;
 	atomic_t			record_disabled;
 	cpumask_var_t			cpumask;
+	cpumask_var_t			quiesced;	/* CPUs a control operation stopped */
 	struct lock_class_key		*reader_lock_key;
 	struct mutex			mutex;		/* serializes control operations */
 	struct rb_cpu_buffer		**cpus;
