@@ -393,7 +393,6 @@ static bool rb_quiesced_busy(struct trace_buffer *buffer)
  */
 struct rb_plan {
 	u64		head;		/* the head word the plan was made from */
-	u32		reader_id;
 	unsigned int	drop;		/* data sub-buffers dropped by a shrink */
 	unsigned int	placed;		/* moved after the reader's */
 	unsigned long	drop_events;	/* the data events among them */
@@ -405,13 +404,16 @@ static void rb_plan_start(struct rb_cpu_buffer *cpu_buffer, struct rb_plan *plan
 {
 	rb_publish(cpu_buffer, local64_read(&cpu_buffer->write));
 	plan->head = rb_head_word(cpu_buffer);
-	plan->reader_id = cpu_buffer->reader_id;
 }
 
-/* Under the reader lock: did a reader move the head since rb_plan_start()? */
+/*
+ * Under the reader lock: did a reader move the head since rb_plan_start()?
+ * The head word alone tells: a reader that takes a new sub-buffer swaps it
+ * out of the head slot, so reader_id never changes without the head.
+ */
 static bool rb_plan_holds(struct rb_cpu_buffer *cpu_buffer, struct rb_plan *plan)
 {
-	return rb_head_word(cpu_buffer) == plan->head && cpu_buffer->reader_id == plan->reader_id;
+	return rb_head_word(cpu_buffer) == plan->head;
 }
 
 /*
@@ -452,7 +454,7 @@ static void rb_plan_ring(struct rb_cpu_buffer *cpu_buffer, struct rb_ring *ring,
 		vpos = rb_vpos_next(cpu_buffer, vpos);
 	}
 
-	data -= data ? plan->drop : 0;
+	data -= plan->drop;
 	if (data)
 		plan->write = rb_wword(data - 1, data, rb_w_off(w));
 	else

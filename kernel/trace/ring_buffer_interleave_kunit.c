@@ -1039,22 +1039,32 @@ struct rbi_case {
 
 #define RBI_CASES	(ARRAY_SIZE(rbi_scenarios) * RBI_A_NR)
 
+/*
+ * The case after @prev in @cases[@n]: scenario i / @nacts of @sc, with
+ * action @acts[i % @nacts] (or action i % @nacts itself when @acts is NULL).
+ */
+static const void *rbi_case_next(struct rbi_case *cases, unsigned int n,
+				 const struct rbi_scenario *sc, const enum rbi_action *acts,
+				 unsigned int nacts, const char *label, const void *prev,
+				 char *desc)
+{
+	unsigned int i = prev ? (const struct rbi_case *)prev - cases + 1 : 0;
+
+	if (i >= n)
+		return NULL;
+	cases[i].sc = &sc[i / nacts];
+	cases[i].first = acts ? acts[i % nacts] : i % nacts;
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s, %s%s", cases[i].sc->name, label,
+		 rbi_action_name[cases[i].first]);
+	return &cases[i];
+}
+
 static const void *rbi_case_gen(const void *prev, char *desc)
 {
 	static struct rbi_case cases[RBI_CASES];
-	const struct rbi_case *c = prev;
-	unsigned int i = 0;
 
-	if (c)
-		i = c - cases + 1;
-
-	if (i >= RBI_CASES)
-		return NULL;
-	cases[i].sc = &rbi_scenarios[i / RBI_A_NR];
-	cases[i].first = i % RBI_A_NR;
-	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s, first %s", cases[i].sc->name,
-		 rbi_action_name[cases[i].first]);
-	return &cases[i];
+	return rbi_case_next(cases, RBI_CASES, rbi_scenarios, NULL, RBI_A_NR, "first ",
+			     prev, desc);
 }
 
 static void rbi_interleavings(struct kunit *test)
@@ -1359,18 +1369,10 @@ static const void *rbi_resize_gen(const void *prev, char *desc)
 {
 	static struct rbi_case cases[ARRAY_SIZE(rbi_resize_scenarios) *
 				     ARRAY_SIZE(rbi_resize_readers)];
-	const struct rbi_case *c = prev;
-	unsigned int i = 0;
 
-	if (c)
-		i = c - cases + 1;
-	if (i >= ARRAY_SIZE(cases))
-		return NULL;
-	cases[i].sc = &rbi_resize_scenarios[i / ARRAY_SIZE(rbi_resize_readers)];
-	cases[i].first = rbi_resize_readers[i % ARRAY_SIZE(rbi_resize_readers)];
-	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s, %s", cases[i].sc->name,
-		 rbi_action_name[cases[i].first]);
-	return &cases[i];
+	return rbi_case_next(cases, ARRAY_SIZE(cases), rbi_resize_scenarios,
+			     rbi_resize_readers, ARRAY_SIZE(rbi_resize_readers), "",
+			     prev, desc);
 }
 
 static void rbi_resize_interleavings(struct kunit *test)
