@@ -1040,23 +1040,23 @@ struct rbi_case {
 #define RBI_CASES	(ARRAY_SIZE(rbi_scenarios) * RBI_A_NR)
 
 /*
- * The case after @prev in @cases[@n]: scenario i / @nacts of @sc, with
+ * The case after @prev in @tab[@n]: scenario i / @nacts of @sc, with
  * action @acts[i % @nacts] (or action i % @nacts itself when @acts is NULL).
  */
-static const void *rbi_case_next(struct rbi_case *cases, unsigned int n,
+static const void *rbi_case_next(struct rbi_case *tab, unsigned int n,
 				 const struct rbi_scenario *sc, const enum rbi_action *acts,
 				 unsigned int nacts, const char *label, const void *prev,
 				 char *desc)
 {
-	unsigned int i = prev ? (const struct rbi_case *)prev - cases + 1 : 0;
+	unsigned int i = prev ? (const struct rbi_case *)prev - tab + 1 : 0;
 
 	if (i >= n)
 		return NULL;
-	cases[i].sc = &sc[i / nacts];
-	cases[i].first = acts ? acts[i % nacts] : i % nacts;
-	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s, %s%s", cases[i].sc->name, label,
-		 rbi_action_name[cases[i].first]);
-	return &cases[i];
+	tab[i].sc = &sc[i / nacts];
+	tab[i].first = acts ? acts[i % nacts] : i % nacts;
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s, %s%s", tab[i].sc->name, label,
+		 rbi_action_name[tab[i].first]);
+	return &tab[i];
 }
 
 static const void *rbi_case_gen(const void *prev, char *desc)

@@ -161,6 +161,7 @@ def step_path(syms, name, trigger, funcs, calls, skip, in_trigger):
     hbreak(first, skip)
     arch = gdb.selected_frame().architecture()
     per_call = []
+    by_func = {}
     loop = 0
     cur = None
     started = 0
@@ -188,6 +189,8 @@ def step_path(syms, name, trigger, funcs, calls, skip, in_trigger):
             asm = ' '.join(insn['asm'].split())
             c = per_call[-1]
             c['instr'] += 1
+            fn = syms.at(pc)
+            by_func[fn] = by_func.get(fn, 0) + 1
             rmw, locked, fence, clock, percpu = classify(asm)
             c['percpu_rmw'] += percpu
             c['nops'] += asm.startswith(('nop', 'xchg %ax,%ax'))
@@ -206,7 +209,7 @@ def step_path(syms, name, trigger, funcs, calls, skip, in_trigger):
         gdb.execute('stepi', to_string=True)
     rows = [dict(c, lines=len(c['lines'])) for c in per_call]
     return {'path': name, 'calls': len(rows), 'loop_instr': loop,
-            'per_call': rows}
+            'per_call': rows, 'by_func': by_func}
 
 
 def main():
