@@ -28,7 +28,7 @@ import gdb
 
 PATHS = [
     # name, the KUnit function whose loop makes the calls, the functions
-    # counted (entered from that loop), calls per unit
+    # counted (entered from that loop)
     ('write.consumer.8B', 'rbt_bench_write',
      ('ring_buffer_lock_reserve', 'ring_buffer_event_data', 'ring_buffer_unlock_commit')),
     ('write.ring_buffer_write.64B', 'rbt_bench_write_api', ('ring_buffer_write',)),
@@ -71,9 +71,6 @@ def reg(name):
 
 def u64(addr):
     return int.from_bytes(bytes(gdb.selected_inferior().read_memory(addr, 8)), 'little')
-
-
-REGS = {}
 
 
 def regval(r):
@@ -216,7 +213,7 @@ def main():
     syms = Symbols(os.environ['RBDEV_NM'])
     gdb.execute('set pagination off')
     gdb.execute('set confirm off')
-    for tries in range(30):
+    for _ in range(30):
         try:
             gdb.execute(f'target remote :{os.environ["RBDEV_PORT"]}')
             break
