@@ -231,6 +231,14 @@ void rb_publish(struct rb_cpu_buffer *cpu_buffer, u64 w)
 	unsigned int c = rb_pair_vpos(cw), t = rb_w_vpos(w);
 	u32 id = rb_pair_id(cw);
 
+	/*
+	 * Most commits land in the commit sub-buffer: only its length moves,
+	 * and the commit point, which names it already, is left as it is.
+	 */
+	if (likely(c == t)) {
+		rb_len_set(cpu_buffer, cpu_buffer->subbufs[id].page, rb_w_off(w));
+		return;
+	}
 	/* R4: the tail is at most nr slots past the commit point. */
 	if (RB_WARN_STOP(cpu_buffer, rb_vpos_dist(cpu_buffer, c, t) > cpu_buffer->nr))
 		return;
@@ -631,13 +639,13 @@ enum rb_time_how { RB_T_FIRST, RB_T_DELTA, RB_T_EXTEND, RB_T_STAMP, RB_T_ABS };
  * by the outermost writer: a nested writer could see it half stored.
  */
 static enum rb_time_how rb_time_how(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu_buffer,
-				    u64 w, u64 ts, u64 *delta)
+				    bool outermost, u64 w, u64 ts, u64 *delta)
 {
 	if (rb_abs_mode(cpu_buffer, buffer))
 		return RB_T_ABS;
 	if (!rb_w_off(w))
 		return RB_T_FIRST;
-	if (rb_open_count(cpu_buffer) != 1 || rb_stamp_end(cpu_buffer) != w)
+	if (!outermost || rb_stamp_end(cpu_buffer) != w)
 		return RB_T_STAMP;
 	*delta = ts - rb_stamp_ts(cpu_buffer);
 	if (*delta <= RB_DELTA_MASK)
@@ -646,9 +654,8 @@ static enum rb_time_how rb_time_how(struct trace_buffer *buffer, struct rb_cpu_b
 }
 
 /* The outermost writer keeps time from going backwards. */
-static u64 rb_clock(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu_buffer)
+static u64 rb_clock(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu_buffer, bool outermost)
 {
-	bool outermost = rb_open_count(cpu_buffer) == 1;
 	u64 ts, last = 0;
 
 	/*
@@ -678,11 +685,18 @@ rb_reserve(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu_buffer, unsign
 	struct ring_buffer_event *e;
 	enum rb_time_how how;
 	struct rb_page *page;
-	struct rb_open *o;
 	unsigned int need;
 	u64 w, ts, delta = 0;
+	struct rb_open *o;
+	bool outermost;
 	int tries;
 
+	/*
+	 * Read once: a nested writer puts the count back before it returns,
+	 * so it cannot change under us.
+	 */
+	o = &cpu_buffer->open[rb_open_count(cpu_buffer) - 1];
+	outermost = o == cpu_buffer->open;
 	for (tries = 0; tries < RB_RESERVE_TRIES; tries++) {
 		w = rb_write_word(cpu_buffer);
 		/*
@@ -691,8 +705,8 @@ rb_reserve(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu_buffer, unsign
 		 * clock order.
 		 */
 		barrier();
-		ts = rb_clock(buffer, cpu_buffer);
-		how = rb_time_how(buffer, cpu_buffer, w, ts, &delta);
+		ts = rb_clock(buffer, cpu_buffer, outermost);
+		how = rb_time_how(buffer, cpu_buffer, outermost, w, ts, &delta);
 		need = bytes + (how >= RB_T_EXTEND ? RB_LEN_TIME : 0);
 		if (rb_w_off(w) + need > cap) {
 			/*
@@ -725,7 +739,6 @@ reserved:
 	rb_put_data_header(e, len, bytes, how == RB_T_DELTA ? delta : 0);
 	rb_sb_events_add(cpu_buffer, &cpu_buffer->subbufs[rb_w_id(w)], 1);
 	local_add(need, &cpu_buffer->entries_bytes);
-	o = &cpu_buffer->open[rb_open_count(cpu_buffer) - 1];
 	o->ts = ts;
 	o->start = w;
 	o->end = w + need;
@@ -854,15 +867,17 @@ u64 ring_buffer_event_time_stamp(struct trace_buffer *buffer, struct ring_buffer
 
 /* ---- test hooks ---- */
 
-#if IS_ENABLED(CONFIG_RING_BUFFER_KUNIT_TEST)
+#if IS_ENABLED(CONFIG_RING_BUFFER_TEST_POINTS)
 DEFINE_STATIC_KEY_FALSE(rb_test_hooks);
+/* The suites are modules when KUnit's are: the points they call inline test it. */
+EXPORT_SYMBOL_IF_KUNIT(rb_test_hooks);
 
 /**
  * rb_test_hooks_enable - turn the test points on or off, for every buffer
  * @on: true while a white-box suite runs
  *
- * Off, a test point is a no-op jump: kernels built with the KUnit suites
- * still write at full speed (the benchmark runs on them).
+ * Off, a test point is a jump patched to a no-op; a kernel built without
+ * CONFIG_RING_BUFFER_TEST_POINTS has none at all.
  */
 void rb_test_hooks_enable(bool on)
 {

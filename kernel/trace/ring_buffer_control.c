@@ -1675,7 +1675,7 @@ void ring_buffer_free(struct trace_buffer *buffer)
 	free_cpumask_var(buffer->quiesced);
 	free_cpumask_var(buffer->cpumask);
 	kfree(buffer->cpus);
-#if IS_ENABLED(CONFIG_RING_BUFFER_KUNIT_TEST)
+#if IS_ENABLED(CONFIG_RING_BUFFER_TEST_POINTS)
 	kfree(buffer->test_hook);
 #endif
 	kfree(buffer);

@@ -389,7 +389,7 @@ struct trace_buffer {
 	long				text_delta;	/* this boot's addresses less the */
 	long				data_delta;	/* last boot's */
 	struct notifier_block		flush_nb;
-#if IS_ENABLED(CONFIG_RING_BUFFER_KUNIT_TEST)
+#if IS_ENABLED(CONFIG_RING_BUFFER_TEST_POINTS)
 	struct rb_test_hook		*test_hook;
 #endif
 };
@@ -432,12 +432,19 @@ struct ring_buffer_iter {
  */
 #define RB_WARN_STOP(cpu_buffer, cond)	rb_warn_stop(cpu_buffer, unlikely(cond), #cond)
 
-static inline bool rb_warn_stop(struct rb_cpu_buffer *cpu_buffer, bool broken, const char *what)
+/* Out of line and cold: the paths that test an invariant pay one branch. */
+static noinline __cold __maybe_unused void rb_stop_broken(struct rb_cpu_buffer *cpu_buffer,
+							  const char *what)
 {
-	if (broken) {
-		atomic_inc(&cpu_buffer->record_disabled);
-		WARN_ONCE(1, "ring buffer: CPU %d stopped: %s\n", cpu_buffer->cpu, what);
-	}
+	atomic_inc(&cpu_buffer->record_disabled);
+	WARN_ONCE(1, "ring buffer: CPU %d stopped: %s\n", cpu_buffer->cpu, what);
+}
+
+static __always_inline bool rb_warn_stop(struct rb_cpu_buffer *cpu_buffer, bool broken,
+					 const char *what)
+{
+	if (broken)
+		rb_stop_broken(cpu_buffer, what);
 	return broken;
 }
 
@@ -528,7 +535,7 @@ enum rb_test_point {
 typedef void (*rb_test_fn)(struct trace_buffer *buffer, int cpu,
 			   enum rb_test_point pt, void *data);
 
-#if IS_ENABLED(CONFIG_RING_BUFFER_KUNIT_TEST)
+#if IS_ENABLED(CONFIG_RING_BUFFER_TEST_POINTS)
 struct rb_test_hook {
 	rb_test_fn	fn;
 	void		*data;

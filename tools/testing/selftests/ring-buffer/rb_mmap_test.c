@@ -82,7 +82,7 @@
 #define MAX_CPUS		8
 #define MAX_TRACKED		32
 
-#define READ_ONCE(x)		(*(const volatile __typeof__(x) *)&(x))
+#define READ_ONCE(x)		__atomic_load_n(&(x), __ATOMIC_RELAXED)
 
 _Static_assert(sizeof(struct trace_buffer_meta) == META_STRUCT_LEN,
 	       "struct trace_buffer_meta is 80 bytes");
@@ -211,7 +211,7 @@ static int remove_instance(const char *path)
 	return -EBUSY;
 }
 
-static void msleep(unsigned int ms)
+static void sleep_ms(unsigned int ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 
@@ -850,7 +850,7 @@ static bool waiter_wait(struct waiter *w, unsigned int ms)
 	unsigned int t;
 
 	for (t = 0; t < ms && !waiter_done(w); t += 5)
-		msleep(5);
+		sleep_ms(5);
 	if (!waiter_done(w))
 		return false;
 	if (w->started)
@@ -1038,7 +1038,9 @@ static int inst_prepare(const char *r, const char *subbuf_kb, const char *kb, bo
 	} while (0)
 
 #define ASSERT_CK(c)								\
-	ASSERT_EQ((c)->errors, 0) TH_LOG("%s", (c)->err)
+	do {									\
+		ASSERT_EQ((c)->errors, 0) TH_LOG("%s", (c)->err);		\
+	} while (0)
 
 /* ------------------------------------------------------------- the tests */
 
@@ -1450,7 +1452,7 @@ TEST_F_TIMEOUT(rb, reader_wait, 120)
 	/* Woken by ioctl(fd, 0): returns 0, nothing moved. */
 	id0 = READ_ONCE(m.meta->reader.id);
 	ASSERT_EQ(waiter_start(&w, &m), 0);
-	msleep(300);
+	sleep_ms(300);
 	ok = !waiter_done(&w);
 	if (!ok)
 		waiter_wait(&w, 0);
@@ -1464,7 +1466,7 @@ TEST_F_TIMEOUT(rb, reader_wait, 120)
 
 	/* Woken by a marker at buffer_percent 0: returns with it. */
 	ASSERT_EQ(waiter_start(&w, &m), 0);
-	msleep(200);
+	sleep_ms(200);
 	ok = !waiter_done(&w);
 	if (!ok)
 		waiter_wait(&w, 0);
@@ -1484,7 +1486,7 @@ TEST_F_TIMEOUT(rb, reader_wait, 120)
 	ASSERT_EQ(tfs_write(r, "buffer_percent", "50"), 0);
 	ASSERT_EQ(waiter_start(&w, &m), 0);
 	ASSERT_EQ(put_marker(mfd, self->cpu, 1), 0);
-	msleep(300);
+	sleep_ms(300);
 	ok = !waiter_done(&w);
 	if (!ok)
 		waiter_wait(&w, 0);
@@ -1523,14 +1525,14 @@ TEST_F_TIMEOUT(rb, reader_signal, 120)
 	ASSERT_EQ(sigaction(SIGUSR1, &sa, &old), 0);
 	ASSERT_EQ(rb_map(&m, r, self->cpu, 0), 0);
 	ASSERT_EQ(waiter_start(&w, &m), 0);
-	msleep(200);
+	sleep_ms(200);
 	ok = !waiter_done(&w);
 	if (!ok)
 		waiter_wait(&w, 0);
 	ASSERT_TRUE(ok) TH_LOG("GET_READER did not wait without data");
 	for (t = 0; t < 10000 && !waiter_done(&w); t += 50) {
 		pthread_kill(w.th, SIGUSR1);
-		msleep(50);
+		sleep_ms(50);
 	}
 	ok = waiter_wait(&w, 0);
 	if (!ok)
@@ -1889,10 +1891,10 @@ TEST_F_TIMEOUT(rb, read_splice, 180)
 	page = malloc(m.subbuf_size);
 	ASSERT_NE(page, NULL);
 
-	for (b = 0; b < sizeof(batches) / sizeof(batches[0]) + 2; b++) {
+	for (b = 0; b < ARRAY_SIZE(batches) + 2; b++) {
 		int op = b % 3;
 
-		if (b < sizeof(batches) / sizeof(batches[0])) {
+		if (b < ARRAY_SIZE(batches)) {
 			ASSERT_EQ(put_markers(mfd, self->cpu, total, batches[b]), 0);
 			total += batches[b];
 		}
@@ -1939,7 +1941,7 @@ TEST_F_TIMEOUT(rb, read_splice, 180)
 				}
 			}
 			/* After a batch one pass of each; at the end, until all are idle. */
-			if (b < sizeof(batches) / sizeof(batches[0]) && op == 2)
+			if (b < ARRAY_SIZE(batches) && op == 2)
 				break;
 			idle = n ? 0 : idle + 1;
 		}
@@ -2077,13 +2079,13 @@ TEST_F_TIMEOUT(rb, unmap_waiter, 120)
 	alarm(90);
 	for (round = 0; round < 2; round++) {
 		ASSERT_EQ(waiter_start(&w, &m), 0);
-		msleep(200);
+		sleep_ms(200);
 		ok = !waiter_done(&w);
 		if (!ok)
 			waiter_wait(&w, 0);
 		ASSERT_TRUE(ok) TH_LOG("round %d: GET_READER did not wait", round);
 		ASSERT_EQ(rb_unmap(&m), 0);
-		msleep(100);
+		sleep_ms(100);
 		if (round == 0) {
 			ok = waiter_wake(&w, m.fd, 10000);
 		} else {
@@ -2323,7 +2325,7 @@ static void *acct_writer(void *arg)
 		}
 		__atomic_store_n(&a->attempts, i + 1, __ATOMIC_RELEASE);
 		if (!--left) {
-			b = (b + 1) % (sizeof(bursts) / sizeof(bursts[0]));
+			b = (b + 1) % (ARRAY_SIZE(bursts));
 			left = bursts[b];
 			usleep(1000);
 		}
