@@ -656,19 +656,22 @@ static int rb_collect(struct rbmap *m, unsigned int id0, unsigned int r0,
 			return -EPROTO;
 		}
 		if (st->missed && len != end) {
-			snprintf(why, wsz, "sub-buffer %u: commit %#lx (missed events) but reader.read %u",
+			snprintf(why, wsz,
+				 "sub-buffer %u: commit %#lx (missed events) but reader.read %u",
 				 id, commit, end);
 			return -EPROTO;
 		}
 		/* Where the count fits, the kernel must store it. */
 		if (st->missed && !st->stored && len + sizeof(unsigned long) <= cap) {
-			snprintf(why, wsz, "sub-buffer %u: commit %#lx flags a loss with room for its count but none stored",
+			snprintf(why, wsz,
+				 "sub-buffer %u: commit %#lx flags a loss with room for its count but none stored",
 				 id, commit);
 			return -EPROTO;
 		}
 		if (st->stored) {
 			if (len + sizeof(unsigned long) > cap) {
-				snprintf(why, wsz, "sub-buffer %u: no room for the stored count (commit %#lx)",
+				snprintf(why, wsz,
+					 "sub-buffer %u: no room for the stored count (commit %#lx)",
 					 id, commit);
 				return -EPROTO;
 			}
@@ -771,7 +774,8 @@ static void ck_feed(struct seqck *c, const struct rstate *st)
 			continue;
 		}
 		if (s <= c->last) {
-			ck_fail(c, "CPU %d: seq %lld after %lld (repeated or out of order), sub-buffer %u at %u",
+			ck_fail(c,
+				"CPU %d: seq %lld after %lld (repeated or out of order), sub-buffer %u at %u",
 				c->cpu, s, c->last, st->id, k->off);
 			continue;
 		}
@@ -779,7 +783,8 @@ static void ck_feed(struct seqck *c, const struct rstate *st)
 			bool ok = !c->strict && c->at_take && c->take_missed;
 
 			if (!ok)
-				ck_fail(c, "CPU %d: seq %lld..%lld missing, not at a sub-buffer with missed events (sub-buffer %u at %u, %s, commit %#lx, pending %llu)",
+				ck_fail(c,
+					"CPU %d: seq %lld..%lld missing, not at a sub-buffer with missed events (sub-buffer %u at %u, %s, commit %#lx, pending %llu)",
 					c->cpu, c->last + 1, s - 1, st->id, k->off,
 					st->fresh ? "fresh" : "resumed", st->commit, st->pending);
 			c->gaps++;
@@ -975,7 +980,8 @@ FIXTURE_SETUP(rb)
 
 	if (tfs_read(TRACEFS, "buffer_size_kb", kb, sizeof(kb)) > 0)
 		size_kb_value(kb, self->top.size_kb, sizeof(self->top.size_kb));
-	save_one(TRACEFS, "buffer_subbuf_size_kb", self->top.subbuf_kb, sizeof(self->top.subbuf_kb));
+	save_one(TRACEFS, "buffer_subbuf_size_kb", self->top.subbuf_kb,
+		 sizeof(self->top.subbuf_kb));
 	save_one(TRACEFS, "buffer_percent", self->top.percent, sizeof(self->top.percent));
 	save_one(TRACEFS, "options/overwrite", self->top.overwrite, sizeof(self->top.overwrite));
 	save_one(TRACEFS, "tracing_on", self->top.tracing_on, sizeof(self->top.tracing_on));
@@ -1188,13 +1194,15 @@ TEST_F_TIMEOUT(rb, fork, 120)
 	rd = READ_ONCE(m.meta->reader.read);
 	nr = m.nr;
 	msz = m.meta_size;
-	ASSERT_EQ(madvise(m.map, m.len, MADV_DOFORK), 0) TH_LOG("madvise(MADV_DOFORK): %s", strerror(errno));
+	ASSERT_EQ(madvise(m.map, m.len, MADV_DOFORK), 0)
+		TH_LOG("madvise(MADV_DOFORK): %s", strerror(errno));
 	pid = fork();
 	ASSERT_GE(pid, 0);
 	if (!pid) {
 		struct seqck cc;
 
-		if (READ_ONCE(m.meta->meta_page_size) != msz || READ_ONCE(m.meta->nr_subbufs) != nr ||
+		if (READ_ONCE(m.meta->meta_page_size) != msz ||
+		    READ_ONCE(m.meta->nr_subbufs) != nr ||
 		    READ_ONCE(m.meta->reader.id) != id || READ_ONCE(m.meta->reader.read) != rd)
 			_exit(2);
 		ck_init(&cc, m.cpu, true);
@@ -1217,7 +1225,8 @@ TEST_F_TIMEOUT(rb, fork, 120)
 	/* MADV_DOFORK, the parent unmaps first; the child exits mapped. */
 	ASSERT_EQ(tfs_write(r, "trace", ""), 0);
 	ASSERT_EQ(rb_map(&m, r, self->cpu, O_NONBLOCK), 0);
-	ASSERT_EQ(madvise(m.map, m.len, MADV_DOFORK), 0) TH_LOG("madvise(MADV_DOFORK): %s", strerror(errno));
+	ASSERT_EQ(madvise(m.map, m.len, MADV_DOFORK), 0)
+		TH_LOG("madvise(MADV_DOFORK): %s", strerror(errno));
 	ASSERT_EQ(pipe(p2c), 0);
 	pid = fork();
 	ASSERT_GE(pid, 0);
@@ -1236,7 +1245,8 @@ TEST_F_TIMEOUT(rb, fork, 120)
 	}
 	close(p2c[0]);
 	ASSERT_EQ(rb_unmap(&m), 0);
-	ASSERT_EQ(resize_probe(r), -EBUSY) TH_LOG("the child's mapping must keep the buffer mapped");
+	ASSERT_EQ(resize_probe(r), -EBUSY)
+		TH_LOG("the child's mapping must keep the buffer mapped");
 	ASSERT_EQ(put_markers(mfd, self->cpu, 0, 10), 0);
 	ASSERT_EQ(write(p2c[1], "g", 1), 1);
 	close(p2c[1]);
@@ -1800,7 +1810,8 @@ TEST_F_TIMEOUT(rb, orders, 240)
 		ASSERT_EQ(meta_pages_lost(m.meta), 0);
 		ASSERT_EQ(meta_pages_touched(m.meta), 0);
 		ASSERT_LT(READ_ONCE(m.meta->reader.id), m.nr);
-		TH_LOG("order %d: %u sub-buffers of %zu bytes for buffer_size_kb 64 (reads back %ld)",
+		TH_LOG(
+		       "order %d: %u sub-buffers of %zu bytes for buffer_size_kb 64 (reads back %ld)",
 		       order, m.nr, sbsz, tfs_read_long(r, "buffer_size_kb"));
 		/* The meta page's padding is zero, the sub-buffers are empty. */
 		for (i = META_STRUCT_LEN; i < m.meta_size; i++) {
@@ -1814,7 +1825,8 @@ TEST_F_TIMEOUT(rb, orders, 240)
 
 		ck_init(&ck, self->cpu, true);
 		ASSERT_EQ(put_markers(mfd, self->cpu, 0, n), 0);
-		ASSERT_EQ(drain(&m, st, &ck, why, sizeof(why)), 0) TH_LOG("order %d: %s", order, why);
+		ASSERT_EQ(drain(&m, st, &ck, why, sizeof(why)), 0)
+			TH_LOG("order %d: %s", order, why);
 		ASSERT_EQ(ck.errors, 0) TH_LOG("order %d: %s", order, ck.err);
 		ASSERT_EQ(ck.seen, n);
 		ASSERT_EQ(ck.missed_bits, 0);
@@ -1911,8 +1923,9 @@ TEST_F_TIMEOUT(rb, read_splice, 180)
 						skipped++;
 						continue;
 					}
-					ASSERT_EQ(s, next) TH_LOG("mapping: seq %u where %u was next (sub-buffer %u [%u, %u))",
-								   s, next, st->id, st->start, st->end);
+					ASSERT_EQ(s, next)
+						TH_LOG("mapping: seq %u, %u next (%u [%u, %u))",
+						       s, next, st->id, st->start, st->end);
 					next++;
 					n++;
 				}
@@ -1920,21 +1933,26 @@ TEST_F_TIMEOUT(rb, read_splice, 180)
 				by_map += n;
 			} else if (op == 1) {
 				got = read(m.fd, page, m.subbuf_size);
-				ASSERT_TRUE(got >= 0 || errno == EAGAIN) TH_LOG("read: %s", strerror(errno));
+				ASSERT_TRUE(got >= 0 || errno == EAGAIN)
+					TH_LOG("read: %s", strerror(errno));
 				n = 0;
 				if (got > 0) {
-					n = feed_copy(page, got, &next, self->cpu, &st->mk, why, sizeof(why));
+					n = feed_copy(page, got, &next, self->cpu, &st->mk,
+						      why, sizeof(why));
 					ASSERT_GE(n, 0) TH_LOG("read(): %s", why);
 					copied_since = true;
 					by_read += n;
 				}
 			} else {
-				got = splice(sfd, NULL, pfd[1], NULL, m.subbuf_size, SPLICE_F_NONBLOCK);
-				ASSERT_TRUE(got >= 0 || errno == EAGAIN) TH_LOG("splice: %s", strerror(errno));
+				got = splice(sfd, NULL, pfd[1], NULL, m.subbuf_size,
+					     SPLICE_F_NONBLOCK);
+				ASSERT_TRUE(got >= 0 || errno == EAGAIN)
+					TH_LOG("splice: %s", strerror(errno));
 				n = 0;
 				if (got > 0) {
 					ASSERT_EQ(read(pfd[0], page, got), got);
-					n = feed_copy(page, got, &next, self->cpu, &st->mk, why, sizeof(why));
+					n = feed_copy(page, got, &next, self->cpu, &st->mk,
+						      why, sizeof(why));
 					ASSERT_GE(n, 0) TH_LOG("splice(): %s", why);
 					copied_since = true;
 					by_splice += n;
@@ -2094,7 +2112,8 @@ TEST_F_TIMEOUT(rb, unmap_waiter, 120)
 			if (!ok)
 				waiter_release(&w, m.fd);
 		}
-		ASSERT_TRUE(ok) TH_LOG("round %d: the waiter did not return after the munmap", round);
+		ASSERT_TRUE(ok)
+			TH_LOG("round %d: the waiter did not return after the munmap", round);
 		ASSERT_TRUE(w.ret == 0 || w.err == ENODEV)
 			TH_LOG("round %d: GET_READER: %d %s", round, w.ret, strerror(w.err));
 		ASSERT_EQ(set_nonblock(m.fd, true), 0);
@@ -2440,7 +2459,8 @@ static void accounting(struct __test_metadata *_metadata, FIXTURE_DATA(rb) *self
 		lost = meta_pages_lost(meta);
 		touched = meta_pages_touched(meta);
 		dropped = percpu_stat(r, a->cpu, "dropped events:");
-		TH_LOG("CPU %d: %u attempts, %u written, %u dropped (stats %ld); seen %lu, %lu gaps of %lu events, %lu/%lu takes missed (%lu count unknown), stored %llu, pending %llu; meta entries %llu overrun %llu read %llu pages_lost %llu pages_touched %llu",
+		TH_LOG(
+		       "CPU %d: %u attempts, %u written, %u dropped (stats %ld); seen %lu, %lu gaps of %lu events, %lu/%lu takes missed (%lu count unknown), stored %llu, pending %llu; meta entries %llu overrun %llu read %llu pages_lost %llu pages_touched %llu",
 		       a->cpu, a->n, a->written, a->failed, dropped, c->seen, c->gaps,
 		       c->gap_events, c->missed_bits, c->takes, c->unknown, c->stored_sum,
 		       pending, entries, overrun, rd, lost, touched);
@@ -2449,7 +2469,8 @@ static void accounting(struct __test_metadata *_metadata, FIXTURE_DATA(rb) *self
 		ASSERT_EQ(c->foreign, 0);
 		ASSERT_EQ(entries, a->written);
 		ASSERT_EQ(rd, c->seen);
-		ASSERT_EQ(entries, rd + overrun) TH_LOG("CPU %d: drained, yet events are left", a->cpu);
+		ASSERT_EQ(entries, rd + overrun)
+			TH_LOG("CPU %d: drained, yet events are left", a->cpu);
 		if (a->written) {
 			ASSERT_EQ(c->last, (long long)a->written - 1)
 				TH_LOG("CPU %d: the newest markers are missing", a->cpu);
@@ -2458,7 +2479,8 @@ static void accounting(struct __test_metadata *_metadata, FIXTURE_DATA(rb) *self
 		ASSERT_EQ(overrun, c->gap_events);
 		if (!c->unknown) {
 			ASSERT_EQ(c->stored_sum + pending, c->gap_events)
-				TH_LOG("CPU %d: missed counts %llu + pending %llu, but %lu markers are missing",
+				TH_LOG(
+				       "CPU %d: missed counts %llu + pending %llu, but %lu markers are missing",
 				       a->cpu, c->stored_sum, pending, c->gap_events);
 		} else {
 			ASSERT_LE(c->stored_sum + pending, c->gap_events);
@@ -2469,7 +2491,8 @@ static void accounting(struct __test_metadata *_metadata, FIXTURE_DATA(rb) *self
 			ASSERT_EQ(overrun, 0);
 			EXPECT_EQ(dropped, a->failed);
 			if (lossy) {
-				EXPECT_GT(a->failed, 0) TH_LOG("CPU %d: the buffer never filled", a->cpu);
+				EXPECT_GT(a->failed, 0)
+					TH_LOG("CPU %d: the buffer never filled", a->cpu);
 			}
 		} else if (lossy) {
 			EXPECT_GT(overrun, 0) TH_LOG("CPU %d: the ring never wrapped", a->cpu);
