@@ -342,8 +342,12 @@ static struct lock_class_key *rb_next_key(struct trace_buffer *buffer,
  * locks are taken class by class in the order of their keys, so that no
  * two operations take two classes in opposite orders. (The instances never
  * conflict: a quiesced CPU buffer cannot be swapped away.)
+ *
+ * Sparse cannot count locks taken in a loop: for it the pair takes and
+ * drops one context, the quiesced CPUs' reader locks as a whole.
  */
 static void rb_lock_quiesced(struct trace_buffer *buffer, unsigned long *flags)
+	__acquires(rb_quiesced_locks)
 {
 	struct lock_class_key *key = NULL;
 	struct rb_cpu_buffer *cpu_buffer;
@@ -352,19 +356,26 @@ static void rb_lock_quiesced(struct trace_buffer *buffer, unsigned long *flags)
 	local_irq_save(*flags);
 	while ((key = rb_next_key(buffer, key)))
 		for (i = -1; (cpu_buffer = rb_next_cpu(buffer, &i)); )
-			if (rb_is_quiesced(buffer, cpu_buffer) && cpu_buffer->lock_key == key)
+			if (rb_is_quiesced(buffer, cpu_buffer) && cpu_buffer->lock_key == key) {
 				raw_spin_lock_nest_lock(&cpu_buffer->reader_lock,
 							&buffer->mutex);
+				__release(&cpu_buffer->reader_lock);
+			}
+	__acquire(rb_quiesced_locks);
 }
 
 static void rb_unlock_quiesced(struct trace_buffer *buffer, unsigned long flags)
+	__releases(rb_quiesced_locks)
 {
 	struct rb_cpu_buffer *cpu_buffer;
 	int i;
 
 	for (i = -1; (cpu_buffer = rb_next_cpu(buffer, &i)); )
-		if (rb_is_quiesced(buffer, cpu_buffer))
+		if (rb_is_quiesced(buffer, cpu_buffer)) {
+			__acquire(&cpu_buffer->reader_lock);
 			raw_spin_unlock(&cpu_buffer->reader_lock);
+		}
+	__release(rb_quiesced_locks);
 	local_irq_restore(flags);
 }
 

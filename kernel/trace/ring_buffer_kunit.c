@@ -1595,6 +1595,17 @@ static void rbt_wake_waiters(struct kunit *test)
 }
 
 /*
+ * ring_buffer_poll_wait() with no poll table, as a plain number: KUnit
+ * compares integers, and sparse keeps __poll_t apart from them.
+ */
+static unsigned int rbt_poll(struct trace_buffer *buffer, int cpu, int full)
+{
+	return (__force unsigned int)ring_buffer_poll_wait(buffer, cpu, NULL, NULL, full);
+}
+
+#define RBT_READY	((__force unsigned int)(EPOLLIN | EPOLLRDNORM))
+
+/*
  * ring_buffer_poll_wait() with no poll table (poll_wait() does nothing then):
  * the readiness it reports. full == 0 wants any data; full == 50 wants half
  * the sub-buffers, counted as rbt_wait_watermark() does. A reader of all CPUs
@@ -1603,44 +1614,44 @@ static void rbt_wake_waiters(struct kunit *test)
 static void rbt_poll_wait(struct kunit *test)
 {
 	struct trace_buffer *buffer = rbt_alloc(test, RBT_SUBBUFS(8), 0);
-	const __poll_t none = 0, ready = EPOLLIN | EPOLLRDNORM;
+	const unsigned int none = 0, ready = RBT_READY;
 	const int all = RING_BUFFER_ALL_CPUS;
 	int cpu = rbt_cpu(test);
 	size_t need = DIV_ROUND_UP(50 * 8, 100) - 1;
 	unsigned int i = 0;
 
-	KUNIT_EXPECT_EQ(test, ring_buffer_poll_wait(buffer, cpu, NULL, NULL, 0), none);
-	KUNIT_EXPECT_EQ(test, ring_buffer_poll_wait(buffer, cpu, NULL, NULL, 50), none);
-	KUNIT_EXPECT_EQ(test, ring_buffer_poll_wait(buffer, all, NULL, NULL, 0), none);
-	KUNIT_EXPECT_EQ(test, ring_buffer_poll_wait(buffer, all, NULL, NULL, 50), none);
+	KUNIT_EXPECT_EQ(test, rbt_poll(buffer, cpu, 0), none);
+	KUNIT_EXPECT_EQ(test, rbt_poll(buffer, cpu, 50), none);
+	KUNIT_EXPECT_EQ(test, rbt_poll(buffer, all, 0), none);
+	KUNIT_EXPECT_EQ(test, rbt_poll(buffer, all, 50), none);
 
 	KUNIT_ASSERT_EQ(test, 0, rbt_write(buffer, 100, i));
-	KUNIT_EXPECT_EQ(test, ring_buffer_poll_wait(buffer, cpu, NULL, NULL, 0), ready);
-	KUNIT_EXPECT_EQ(test, ring_buffer_poll_wait(buffer, cpu, NULL, NULL, 50), none);
-	KUNIT_EXPECT_EQ(test, ring_buffer_poll_wait(buffer, all, NULL, NULL, 0), ready);
-	KUNIT_EXPECT_EQ(test, ring_buffer_poll_wait(buffer, all, NULL, NULL, 50), ready);
+	KUNIT_EXPECT_EQ(test, rbt_poll(buffer, cpu, 0), ready);
+	KUNIT_EXPECT_EQ(test, rbt_poll(buffer, cpu, 50), none);
+	KUNIT_EXPECT_EQ(test, rbt_poll(buffer, all, 0), ready);
+	KUNIT_EXPECT_EQ(test, rbt_poll(buffer, all, 50), ready);
 
 	/* One sub-buffer short of the watermark, then at it. */
 	while (ring_buffer_nr_dirty_pages(buffer, cpu) < need - 1)
 		KUNIT_ASSERT_EQ(test, 0, rbt_write(buffer, 100, ++i));
 	KUNIT_ASSERT_EQ(test, 0, rbt_write(buffer, 100, ++i));
-	KUNIT_EXPECT_EQ(test, ring_buffer_poll_wait(buffer, cpu, NULL, NULL, 50), none);
+	KUNIT_EXPECT_EQ(test, rbt_poll(buffer, cpu, 50), none);
 	while (ring_buffer_nr_dirty_pages(buffer, cpu) < need)
 		KUNIT_ASSERT_EQ(test, 0, rbt_write(buffer, 100, ++i));
-	KUNIT_EXPECT_EQ(test, ring_buffer_poll_wait(buffer, cpu, NULL, NULL, 50), ready);
-	KUNIT_EXPECT_EQ(test, ring_buffer_poll_wait(buffer, cpu, NULL, NULL, 0), ready);
-	KUNIT_EXPECT_EQ(test, ring_buffer_poll_wait(buffer, all, NULL, NULL, 50), ready);
+	KUNIT_EXPECT_EQ(test, rbt_poll(buffer, cpu, 50), ready);
+	KUNIT_EXPECT_EQ(test, rbt_poll(buffer, cpu, 0), ready);
+	KUNIT_EXPECT_EQ(test, rbt_poll(buffer, all, 50), ready);
 
 	/* Read empty, nothing is ready again. */
 	rbt_expect_tags(test, buffer, cpu, 0, i + 1);
-	KUNIT_EXPECT_EQ(test, ring_buffer_poll_wait(buffer, cpu, NULL, NULL, 0), none);
-	KUNIT_EXPECT_EQ(test, ring_buffer_poll_wait(buffer, cpu, NULL, NULL, 50), none);
-	KUNIT_EXPECT_EQ(test, ring_buffer_poll_wait(buffer, all, NULL, NULL, 0), none);
-	KUNIT_EXPECT_EQ(test, ring_buffer_poll_wait(buffer, all, NULL, NULL, 50), none);
+	KUNIT_EXPECT_EQ(test, rbt_poll(buffer, cpu, 0), none);
+	KUNIT_EXPECT_EQ(test, rbt_poll(buffer, cpu, 50), none);
+	KUNIT_EXPECT_EQ(test, rbt_poll(buffer, all, 0), none);
+	KUNIT_EXPECT_EQ(test, rbt_poll(buffer, all, 50), none);
 
 	/* A CPU the buffer has no per-CPU buffer for. */
-	KUNIT_EXPECT_EQ(test, ring_buffer_poll_wait(buffer, nr_cpu_ids, NULL, NULL, 0),
-			EPOLLERR);
+	KUNIT_EXPECT_EQ(test, rbt_poll(buffer, nr_cpu_ids, 0),
+			(__force unsigned int)EPOLLERR);
 }
 
 /*
@@ -1652,18 +1663,18 @@ static void rbt_poll_wait(struct kunit *test)
 static void rbt_poll_low_watermark(struct kunit *test)
 {
 	struct trace_buffer *buffer = rbt_alloc(test, RBT_SUBBUFS(2), 0);
-	const __poll_t ready = EPOLLIN | EPOLLRDNORM;
+	const unsigned int ready = RBT_READY;
 	int cpu = rbt_cpu(test), full;
 
 	for (full = 1; full <= 50; full += 49)
-		KUNIT_EXPECT_EQ_MSG(test, ring_buffer_poll_wait(buffer, cpu, NULL, NULL, full),
+		KUNIT_EXPECT_EQ_MSG(test, rbt_poll(buffer, cpu, full),
 				    0, "empty, full=%d", full);
 	ring_buffer_reset_cpu(buffer, cpu);
-	KUNIT_EXPECT_EQ(test, ring_buffer_poll_wait(buffer, cpu, NULL, NULL, 1), 0);
+	KUNIT_EXPECT_EQ(test, rbt_poll(buffer, cpu, 1), 0);
 	KUNIT_ASSERT_EQ(test, 0, rbt_write(buffer, 100, 0));
-	KUNIT_EXPECT_EQ(test, ring_buffer_poll_wait(buffer, cpu, NULL, NULL, 1), ready);
+	KUNIT_EXPECT_EQ(test, rbt_poll(buffer, cpu, 1), ready);
 	rbt_expect_tags(test, buffer, cpu, 0, 1);
-	KUNIT_EXPECT_EQ(test, ring_buffer_poll_wait(buffer, cpu, NULL, NULL, 1), 0);
+	KUNIT_EXPECT_EQ(test, rbt_poll(buffer, cpu, 1), 0);
 }
 
 static struct kunit_case rbt_wait_cases[] = {

@@ -81,8 +81,11 @@ EXPORT_SYMBOL_GPL(ring_buffer_event_data);
  * would never end. The dump matters more than the buffer then, so read
  * without the lock and stop recording on that CPU for good.
  * Return: whether the lock is held (pass it to rb_read_unlock()).
+ * For sparse the pair always takes and drops the lock: the unlocked
+ * path says so with __acquire()/__release().
  */
 static bool rb_read_lock(struct rb_cpu_buffer *cpu_buffer, unsigned long *flags)
+	__acquires(&cpu_buffer->reader_lock)
 {
 	if (likely(!in_nmi())) {
 		raw_spin_lock_irqsave(&cpu_buffer->reader_lock, *flags);
@@ -91,13 +94,17 @@ static bool rb_read_lock(struct rb_cpu_buffer *cpu_buffer, unsigned long *flags)
 	if (raw_spin_trylock_irqsave(&cpu_buffer->reader_lock, *flags))
 		return true;
 	atomic_inc(&cpu_buffer->record_disabled);
+	__acquire(&cpu_buffer->reader_lock);
 	return false;
 }
 
 static void rb_read_unlock(struct rb_cpu_buffer *cpu_buffer, bool locked, unsigned long flags)
+	__releases(&cpu_buffer->reader_lock)
 {
 	if (locked)
 		raw_spin_unlock_irqrestore(&cpu_buffer->reader_lock, flags);
+	else
+		__release(&cpu_buffer->reader_lock);
 }
 
 static struct rb_page *rb_reader_subbuf_page(struct rb_cpu_buffer *cpu_buffer)
