@@ -875,6 +875,44 @@ static void rbt_producer_consumer_mode(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ring_buffer_entries_cpu(buffer, cpu), (unsigned long)per);
 }
 
+/*
+ * A full producer/consumer buffer is empty again once its last event is
+ * read, even if the reader stops there (it knows how many it wants, or its
+ * read(2) count ran out) and does not ask for one more. The events leave a
+ * gap at the end of each sub-buffer, so the write that is refused does not
+ * fit in the last one; that gap holds nothing to read.
+ */
+static void rbt_producer_consumer_drained(struct kunit *test)
+{
+	struct trace_buffer *buffer = rbt_alloc(test, RBT_SUBBUFS(4), 0);
+	int cpu = rbt_cpu(test);
+	unsigned int len = 100, per, cap, i;
+	struct ring_buffer_event *event;
+	u8 data[100];
+
+	per = rbt_capacity(buffer) / rbt_event_bytes(len);
+	KUNIT_ASSERT_NE(test, rbt_capacity(buffer) % rbt_event_bytes(len), 0U);
+	cap = 4 * per;
+	KUNIT_EXPECT_EQ(test, rbt_fill_buffer(buffer, cap, len, 1000), cap);
+	KUNIT_EXPECT_EQ(test, -EBUSY, rbt_write(buffer, len, cap));
+	rbt_fill(data, sizeof(data), cap);
+	KUNIT_EXPECT_EQ(test, -EBUSY, ring_buffer_write(buffer, sizeof(data), data));
+	KUNIT_EXPECT_EQ(test, ring_buffer_dropped_events_cpu(buffer, cpu), 2UL);
+	KUNIT_EXPECT_FALSE(test, ring_buffer_empty_cpu(buffer, cpu));
+
+	for (i = 0; i < cap; i++) {
+		event = ring_buffer_consume(buffer, cpu, NULL, NULL);
+		KUNIT_ASSERT_NOT_NULL_MSG(test, event, "event %u of %u", i, cap);
+		KUNIT_EXPECT_EQ(test, rbt_tag(ring_buffer_event_data(event)), i);
+	}
+	/* Asked before any further read: nothing is left. */
+	KUNIT_EXPECT_EQ(test, ring_buffer_entries_cpu(buffer, cpu), 0UL);
+	KUNIT_EXPECT_TRUE(test, ring_buffer_empty_cpu(buffer, cpu));
+	KUNIT_EXPECT_TRUE(test, ring_buffer_empty(buffer));
+	KUNIT_EXPECT_NULL(test, ring_buffer_consume(buffer, cpu, NULL, NULL));
+	KUNIT_EXPECT_TRUE(test, ring_buffer_empty(buffer));
+}
+
 /* ring_buffer_write() copies a whole event and fails like reserve does. */
 static void rbt_write_api(struct kunit *test)
 {
@@ -919,6 +957,7 @@ static void rbt_change_overwrite(struct kunit *test)
 static struct kunit_case rbt_mode_cases[] = {
 	KUNIT_CASE(rbt_overwrite_mode),
 	KUNIT_CASE(rbt_producer_consumer_mode),
+	KUNIT_CASE(rbt_producer_consumer_drained),
 	KUNIT_CASE(rbt_write_api),
 	KUNIT_CASE(rbt_change_overwrite),
 	{}
