@@ -2054,6 +2054,75 @@ static void rbt_persistent_two_reboots(struct kunit *test)
 }
 
 /*
+ * Read everything back: the events tagged @tag or more are exactly @nr,
+ * tagged @tag on and timed @t0 on, one apart. Returns how many events
+ * with a smaller tag (the earlier boots') came back.
+ */
+static unsigned int rbt_range_expect_last(struct kunit *test, struct trace_buffer *buffer,
+					  unsigned int nr, u32 tag, u64 t0)
+{
+	struct ring_buffer_event *event;
+	unsigned int i = 0, before = 0;
+	u64 ts;
+
+	while ((event = ring_buffer_consume(buffer, rbt_cpu(test), &ts, NULL))) {
+		if (rbt_tag(ring_buffer_event_data(event)) < tag) {
+			before++;
+			continue;
+		}
+		KUNIT_EXPECT_EQ(test, rbt_tag(ring_buffer_event_data(event)), tag + i);
+		KUNIT_EXPECT_EQ_MSG(test, ts, t0 + i, "event %u", i);
+		i++;
+	}
+	KUNIT_EXPECT_EQ(test, i, nr);
+	return before;
+}
+
+/*
+ * A real reboot restarts the clock: the new boot's events are earlier than
+ * the last boot's ones. They keep their own times, and the next boot finds
+ * them after all of the last boot's.
+ */
+static void rbt_persistent_clock_restarts(struct kunit *test)
+{
+	struct rbt_range *rg = rbt_range(test);
+	unsigned int i, n = rbt_range_last_boot(test, rg, 500000, 3, 0x5000);
+	struct trace_buffer *buffer = rbt_range_boot(test, rg);
+
+	/* Small events: room for them is left after the last boot's. */
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, 0, rbt_write_at(buffer, 100 + i, 8, 0x9000 + i));
+	ring_buffer_free(buffer);
+
+	buffer = rbt_range_boot(test, rg);
+	KUNIT_EXPECT_EQ(test, rbt_range_expect_last(test, buffer, 3, 0x9000, 100), n);
+	ring_buffer_free(buffer);
+}
+
+/*
+ * The last boot read everything, so the sub-buffer the writer was on is
+ * the reader's: this boot's writer starts there and must still go round
+ * the ring, losing nothing while there is room.
+ */
+static void rbt_persistent_reader_held_tail(struct kunit *test)
+{
+	struct rbt_range *rg = rbt_range(test);
+	unsigned int i, n = rbt_range_last_boot(test, rg, 5000, 3, 0x5000);
+	struct trace_buffer *buffer = rbt_range_boot(test, rg);
+
+	for (i = 0; i < n; i++)
+		KUNIT_ASSERT_NOT_NULL(test, ring_buffer_consume(buffer, rbt_cpu(test), NULL, NULL));
+	ring_buffer_free(buffer);
+
+	/* One and a half times the last boot's: well past one sub-buffer. */
+	buffer = rbt_range_boot(test, rg);
+	for (i = 0; i < n + n / 2; i++)
+		KUNIT_ASSERT_EQ(test, 0, rbt_write_at(buffer, 90000 + i, 100, 0x9000 + i));
+	rbt_range_expect_last(test, buffer, n + n / 2, 0x9000, 90000);
+	ring_buffer_free(buffer);
+}
+
+/*
  * A persistent buffer keeps its pages where the next boot finds them: no
  * resize, no order change, and a page read copies rather than giving the
  * reader one of the range's pages.
@@ -2217,6 +2286,8 @@ static struct kunit_case rbt_persistent_cases[] = {
 	KUNIT_CASE(rbt_persistent_too_small),
 	KUNIT_CASE(rbt_persistent_regeometry),
 	KUNIT_CASE(rbt_persistent_two_reboots),
+	KUNIT_CASE(rbt_persistent_clock_restarts),
+	KUNIT_CASE(rbt_persistent_reader_held_tail),
 	KUNIT_CASE(rbt_persistent_pinned),
 	KUNIT_CASE(rbt_persistent_torn_commit),
 	KUNIT_CASE(rbt_persistent_torn_missed),
