@@ -82,6 +82,57 @@ static void rb_map_free(struct trace_buffer_meta *meta, u32 *ids)
 }
 
 /*
+ * User space is handed the reader's sub-buffer for the first time (by
+ * GET_READER, or by the first map after a peek took it): flag the loss
+ * before it in its commit word, and with room store the count after its
+ * data. Not while the writer is still on it, since its next length store
+ * would erase the flag, nor when nothing on it is left to read: the loss
+ * then stays in lost_events (and the meta page) for the next one.
+ */
+static void rb_map_flag_loss(struct rb_cpu_buffer *cpu_buffer)
+{
+	struct rb_page *page = cpu_buffer->subbufs[cpu_buffer->reader_id].page;
+	unsigned long missed = cpu_buffer->lost_events;
+	unsigned long commit;
+	unsigned int len;
+
+	if (!missed || rb_commit_id(cpu_buffer) == cpu_buffer->reader_id)
+		return;
+	/* M2: the commit point has left the sub-buffer: its length is final. */
+	len = rb_page_len(page);
+	if (cpu_buffer->read_pos >= len)
+		return;
+	commit = len | RB_MISSED_EVENTS;
+	if (rb_capacity(cpu_buffer->buffer) - len >= sizeof(missed)) {
+		memcpy(&page->data[len], &missed, sizeof(missed));
+		commit |= RB_MISSED_STORED;
+	}
+	local_set(&page->commit, commit);
+	cpu_buffer->lost_events = 0;
+}
+
+/*
+ * The first meta page handed out the reader's sub-buffer as it was. A peek
+ * may have taken it from the ring after a loss, and nothing has read it
+ * since: flag the loss on it, now that the mapping stands (a mapping that
+ * failed leaves the loss to the other readers).
+ */
+static void rb_map_flag_first(struct rb_cpu_buffer *cpu_buffer)
+{
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&cpu_buffer->reader_lock, flags);
+	if (cpu_buffer->lost_events && cpu_buffer->reader_id == cpu_buffer->map_handed) {
+		rb_map_flag_loss(cpu_buffer);
+		/* As in ring_buffer_map_get_reader(). */
+		flush_kernel_vmap_range(cpu_buffer->subbufs[cpu_buffer->reader_id].page,
+					cpu_buffer->buffer->subbuf_size);
+		rb_meta_update(cpu_buffer);
+	}
+	raw_spin_unlock_irqrestore(&cpu_buffer->reader_lock, flags);
+}
+
+/*
  * The first mapping of @cpu_buffer, a CPU buffer of @buffer: number the
  * sub-buffers, fill the meta page, and pin the pages (mapped,
  * resize_disabled). Under map_lock.
@@ -128,7 +179,7 @@ static int rb_map_first(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu_b
 		cpu_buffer->map_id = ids;
 		cpu_buffer->map_subbuf = ids + n;
 		if (rb_map_number(cpu_buffer)) {
-			/* Its loss, if any, went to whoever consumed from it. */
+			/* As it is: rb_map_flag_first() adds its loss, if any. */
 			cpu_buffer->map_handed = cpu_buffer->reader_id;
 			cpu_buffer->meta = meta;
 			WRITE_ONCE(cpu_buffer->mapped, 1);
@@ -259,6 +310,8 @@ int ring_buffer_map(struct trace_buffer *buffer, int cpu, struct vm_area_struct 
 	err = rb_map_vma(cpu_buffer, vma);
 	if (err)
 		rb_map_last(buffer, cpu_buffer);
+	else
+		rb_map_flag_first(cpu_buffer);
 	return err;
 }
 EXPORT_SYMBOL_GPL(ring_buffer_map);
@@ -312,32 +365,6 @@ int ring_buffer_unmap(struct trace_buffer *buffer, int cpu)
 EXPORT_SYMBOL_GPL(ring_buffer_unmap);
 
 /* ---- GET_READER ---- */
-
-/*
- * The reader took a new sub-buffer: flag the loss before it in its commit
- * word, and with room store the count after its data. Not while the writer
- * is still on it, since its next length store would erase the flag: the
- * loss then stays in lost_events (and the meta page) for the next one.
- */
-static void rb_map_flag_loss(struct rb_cpu_buffer *cpu_buffer)
-{
-	struct rb_page *page = cpu_buffer->subbufs[cpu_buffer->reader_id].page;
-	unsigned long missed = cpu_buffer->lost_events;
-	unsigned long commit;
-	unsigned int len;
-
-	if (!missed || rb_commit_id(cpu_buffer) == cpu_buffer->reader_id)
-		return;
-	/* M2: the commit point has left the sub-buffer: its length is final. */
-	len = rb_page_len(page);
-	commit = len | RB_MISSED_EVENTS;
-	if (rb_capacity(cpu_buffer->buffer) - len >= sizeof(missed)) {
-		memcpy(&page->data[len], &missed, sizeof(missed));
-		commit |= RB_MISSED_STORED;
-	}
-	local_set(&page->commit, commit);
-	cpu_buffer->lost_events = 0;
-}
 
 /*
  * Hand user space the next data: the rest of the reader's sub-buffer if
