@@ -1255,6 +1255,12 @@ void rb_meta_update(struct rb_cpu_buffer *cpu_buffer)
 	if (!meta)
 		return;
 	meta->reader.id = cpu_buffer->map_id[cpu_buffer->reader_id];
+	/*
+	 * User space now holds the reader's sub-buffer; one taken from the
+	 * ring after this is new to it even if its id comes back (ids go
+	 * round the ring while kernel readers take sub-buffers).
+	 */
+	cpu_buffer->map_handed = cpu_buffer->subbufs_taken;
 	meta->reader.read = cpu_buffer->read_pos;
 	meta->reader.lost_events = cpu_buffer->lost_events;
 	meta->entries = local_read(&cpu_buffer->entries);

@@ -359,7 +359,8 @@ struct rb_cpu_buffer {
 	struct trace_buffer_meta *meta;		/* the meta page, while mapped */
 	u32			*map_id;	/* by id: its mmap id */
 	u32			*map_subbuf;	/* by mmap id: the id */
-	u32			map_handed;	/* the reader id GET_READER last gave */
+	/* subbufs_taken when the meta page last named the reader's sub-buffer */
+	unsigned long		map_handed;
 
 	/* In a persistent buffer: its meta, which holds slots[] too. */
 	struct rb_range_meta	*range;

@@ -122,7 +122,7 @@ static void rb_map_flag_first(struct rb_cpu_buffer *cpu_buffer)
 	unsigned long flags;
 
 	raw_spin_lock_irqsave(&cpu_buffer->reader_lock, flags);
-	if (cpu_buffer->lost_events && cpu_buffer->reader_id == cpu_buffer->map_handed) {
+	if (cpu_buffer->lost_events && cpu_buffer->subbufs_taken == cpu_buffer->map_handed) {
 		rb_map_flag_loss(cpu_buffer);
 		/* As in ring_buffer_map_get_reader(). */
 		flush_kernel_vmap_range(cpu_buffer->subbufs[cpu_buffer->reader_id].page,
@@ -179,8 +179,6 @@ static int rb_map_first(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu_b
 		cpu_buffer->map_id = ids;
 		cpu_buffer->map_subbuf = ids + n;
 		if (rb_map_number(cpu_buffer)) {
-			/* As it is: rb_map_flag_first() adds its loss, if any. */
-			cpu_buffer->map_handed = cpu_buffer->reader_id;
 			cpu_buffer->meta = meta;
 			WRITE_ONCE(cpu_buffer->mapped, 1);
 			atomic_inc(&cpu_buffer->resize_disabled);
@@ -380,10 +378,9 @@ static void rb_map_next(struct rb_cpu_buffer *cpu_buffer)
 	/* Nothing to hand out: change nothing, not even the held page. */
 	if (!rb_unread(cpu_buffer, NULL) || !rb_reader_refill(cpu_buffer))
 		return;
-	if (cpu_buffer->reader_id != cpu_buffer->map_handed) {
+	/* Taken from the ring since user space was handed one. */
+	if (cpu_buffer->subbufs_taken != cpu_buffer->map_handed)
 		rb_map_flag_loss(cpu_buffer);
-		cpu_buffer->map_handed = cpu_buffer->reader_id;
-	}
 	page = cpu_buffer->subbufs[cpu_buffer->reader_id].page;
 	rb_reader_consume(cpu_buffer, rb_page_len(page));
 }

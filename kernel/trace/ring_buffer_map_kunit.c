@@ -576,6 +576,88 @@ static void rbm_map_after_peek_writer_next(struct kunit *test)
 }
 
 /*
+ * The sub-buffer user space holds goes back into the ring when a kernel
+ * reader takes the next one from under it (a page read here; trace_pipe's
+ * peek and consume do the same), and may come back with the same id after
+ * a loss. Coming back is a new hand-out: the loss goes with it, as with
+ * any sub-buffer taken from the ring. Two sub-buffers, so that it is the
+ * next one up. @peek: a peek takes it back, then GET_READER hands it out.
+ */
+static void rbm_returning_id(struct kunit *test, bool peek)
+{
+	struct rbm *m = rbm_alloc(test, 2);
+	unsigned int per = (m->subbuf_size - RBM_HDR) / 28;
+	struct buffer_data_read_page *rpage = NULL;
+	bool tainted = test_taint(TAINT_WARN);
+	struct trace_buffer_meta meta;
+	unsigned long lost = 0;
+	struct rbm_subbuf *sb;
+	u32 held;
+
+	rbm_attach(m);
+	rbm_meta(m, &meta);
+	held = meta.reader.id;
+	rbm_write(m, per + per / 2, 24);
+	KUNIT_ASSERT_EQ(test, ring_buffer_alloc_read_page(m->buffer, m->cpu, &rpage), 0);
+	KUNIT_ASSERT_GE(test, ring_buffer_read_page(m->buffer, rpage, m->subbuf_size, m->cpu, 0),
+			0);
+	ring_buffer_free_read_page(m->buffer, m->cpu, rpage);
+	/* Round the ring: the writer evicts, and the held id is next up. */
+	rbm_write(m, 2 * per, 24);
+	if (peek) {
+		KUNIT_ASSERT_NOT_NULL(test, ring_buffer_peek(m->buffer, m->cpu, NULL, &lost));
+		KUNIT_EXPECT_GT(test, lost, 0);
+	}
+	KUNIT_ASSERT_EQ(test, rbm_get_reader(m, &meta), 0);
+	/* Where it does not come back, the case tests nothing: say so. */
+	KUNIT_ASSERT_EQ(test, meta.reader.id, held);
+	sb = rbm_read_subbuf(m, held);
+	KUNIT_EXPECT_TRUE(test, sb->commit & RBM_MISSED_EVENTS);
+	KUNIT_EXPECT_EQ(test, meta.reader.lost_events, 0);
+	/* And the next one, the writer's, neither carries it nor warns. */
+	KUNIT_ASSERT_EQ(test, rbm_get_reader(m, &meta), 0);
+	KUNIT_EXPECT_EQ(test, meta.reader.lost_events, 0);
+	if (!tainted)
+		KUNIT_EXPECT_FALSE(test, test_taint(TAINT_WARN));
+	rbm_teardown(m);
+}
+
+static void rbm_loss_on_returning_id(struct kunit *test)
+{
+	rbm_returning_id(test, false);
+}
+
+static void rbm_loss_on_returning_id_peek(struct kunit *test)
+{
+	rbm_returning_id(test, true);
+}
+
+/*
+ * A reset hands out the reader's sub-buffer anew (every commit is 0); the
+ * first sub-buffer taken from the ring after it is new to user space, so
+ * a loss before it goes with it, whatever its id.
+ */
+static void rbm_loss_after_reset(struct kunit *test)
+{
+	struct rbm *m = rbm_alloc(test, 2);
+	unsigned int per = (m->subbuf_size - RBM_HDR) / 28;
+	struct trace_buffer_meta meta;
+	struct rbm_subbuf *sb;
+
+	rbm_attach(m);
+	rbm_write(m, per + per / 2, 24);
+	KUNIT_ASSERT_EQ(test, rbm_get_reader(m, &meta), 0);
+	ring_buffer_reset_cpu(m->buffer, m->cpu);
+	rbm_write(m, 3 * per + per / 2, 24);
+	KUNIT_ASSERT_EQ(test, rbm_get_reader(m, &meta), 0);
+	KUNIT_EXPECT_GT(test, meta.overrun, 0);
+	sb = rbm_read_subbuf(m, meta.reader.id);
+	KUNIT_EXPECT_TRUE(test, sb->commit & RBM_MISSED_EVENTS);
+	KUNIT_EXPECT_EQ(test, meta.reader.lost_events, 0);
+	rbm_teardown(m);
+}
+
+/*
  * Nothing new, yet the writer has entered the next sub-buffer: its first
  * reservation there was discarded, so the head holds the commit point and
  * no data. GET_READER must leave the held sub-buffer and reader.read as
@@ -755,6 +837,9 @@ static struct kunit_case rbm_cases[] = {
 	KUNIT_CASE(rbm_loss_after_peek),
 	KUNIT_CASE(rbm_map_after_peek),
 	KUNIT_CASE(rbm_map_after_peek_writer_next),
+	KUNIT_CASE(rbm_loss_on_returning_id),
+	KUNIT_CASE(rbm_loss_on_returning_id_peek),
+	KUNIT_CASE(rbm_loss_after_reset),
 	KUNIT_CASE(rbm_nothing_new_keeps_page),
 	KUNIT_CASE(rbm_refusals),
 	KUNIT_CASE(rbm_swap_refused),
