@@ -638,8 +638,9 @@ enum rb_time_how { RB_T_FIRST, RB_T_DELTA, RB_T_EXTEND, RB_T_STAMP, RB_T_ABS };
  * stamps" in the design). The stamp record {stamp_ts, stamp_end} is read only
  * by the outermost writer: a nested writer could see it half stored.
  */
-static enum rb_time_how rb_time_how(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu_buffer,
-				    bool outermost, u64 w, u64 ts, u64 *delta)
+static __always_inline enum rb_time_how
+rb_time_how(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu_buffer, bool outermost, u64 w,
+	    u64 ts, u64 *delta)
 {
 	if (rb_abs_mode(cpu_buffer, buffer))
 		return RB_T_ABS;
@@ -654,7 +655,8 @@ static enum rb_time_how rb_time_how(struct trace_buffer *buffer, struct rb_cpu_b
 }
 
 /* The outermost writer keeps time from going backwards. */
-static u64 rb_clock(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu_buffer, bool outermost)
+static __always_inline u64 rb_clock(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu_buffer,
+				    bool outermost)
 {
 	u64 ts, last = 0;
 
@@ -678,25 +680,26 @@ static u64 rb_clock(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu_buffe
 	return ts;
 }
 
-static struct ring_buffer_event *
-rb_reserve(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu_buffer, unsigned int len)
+/*
+ * Reserve @len payload bytes and fill the event's header; @o is this
+ * writer's record of the reservation (rb_open_top(), read once: a nested
+ * writer puts the count back before it returns, so it cannot change under
+ * us). Inlined in its two callers, as upstream's ring_buffer_write() has
+ * its own copy of the reserve path.
+ */
+static __always_inline struct ring_buffer_event *
+rb_reserve(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu_buffer, struct rb_open *o,
+	   unsigned int len)
 {
 	unsigned int cap = rb_capacity(buffer), bytes = rb_event_bytes(len);
 	struct ring_buffer_event *e;
 	enum rb_time_how how;
 	struct rb_page *page;
+	bool outermost = o == cpu_buffer->open;
 	unsigned int need;
 	u64 w, ts, delta = 0;
-	struct rb_open *o;
-	bool outermost;
 	int tries;
 
-	/*
-	 * Read once: a nested writer puts the count back before it returns,
-	 * so it cannot change under us.
-	 */
-	o = &cpu_buffer->open[rb_open_count(cpu_buffer) - 1];
-	outermost = o == cpu_buffer->open;
 	for (tries = 0; tries < RB_RESERVE_TRIES; tries++) {
 		w = rb_write_word(cpu_buffer);
 		/*
@@ -766,12 +769,22 @@ ring_buffer_lock_reserve(struct trace_buffer *buffer, unsigned long length)
 
 	if (!cpu_buffer)
 		return NULL;
-	event = rb_reserve(buffer, cpu_buffer, length);
+	event = rb_reserve(buffer, cpu_buffer, rb_open_top(cpu_buffer), length);
 	if (!event)
 		rb_end_write(cpu_buffer);	/* nested writers may wait to be published */
 	return event;
 }
 EXPORT_SYMBOL_GPL(ring_buffer_lock_reserve);
+
+/* Commit the reservation recorded in @o, this writer's. */
+static __always_inline void rb_commit(struct rb_cpu_buffer *cpu_buffer, const struct rb_open *o)
+{
+	/* Still the last event: later deltas may refer to it. */
+	if (rb_write_word(cpu_buffer) == o->end)
+		rb_stamp_set(cpu_buffer, o->ts, o->end);
+	local_inc(&cpu_buffer->entries);
+	rb_end_write(cpu_buffer);
+}
 
 /**
  * ring_buffer_unlock_commit - commit an event reserved with ring_buffer_lock_reserve()
@@ -782,13 +795,8 @@ EXPORT_SYMBOL_GPL(ring_buffer_lock_reserve);
 int ring_buffer_unlock_commit(struct trace_buffer *buffer)
 {
 	struct rb_cpu_buffer *cpu_buffer = buffer->cpus[raw_smp_processor_id()];
-	struct rb_open *o = &cpu_buffer->open[rb_open_count(cpu_buffer) - 1];
 
-	/* Still the last event: later deltas may refer to it. */
-	if (rb_write_word(cpu_buffer) == o->end)
-		rb_stamp_set(cpu_buffer, o->ts, o->end);
-	local_inc(&cpu_buffer->entries);
-	rb_end_write(cpu_buffer);
+	rb_commit(cpu_buffer, rb_open_top(cpu_buffer));
 	return 0;
 }
 EXPORT_SYMBOL_GPL(ring_buffer_unlock_commit);
@@ -804,7 +812,7 @@ EXPORT_SYMBOL_GPL(ring_buffer_unlock_commit);
 void ring_buffer_discard_commit(struct trace_buffer *buffer, struct ring_buffer_event *event)
 {
 	struct rb_cpu_buffer *cpu_buffer = buffer->cpus[raw_smp_processor_id()];
-	struct rb_open *o = &cpu_buffer->open[rb_open_count(cpu_buffer) - 1];
+	struct rb_open *o = rb_open_top(cpu_buffer);
 	struct rb_subbuf *sb = &cpu_buffer->subbufs[rb_w_id(o->start)];
 
 	rb_sb_events_add(cpu_buffer, sb, -1);
@@ -835,12 +843,22 @@ EXPORT_SYMBOL_GPL(ring_buffer_discard_commit);
  */
 int ring_buffer_write(struct trace_buffer *buffer, unsigned long length, void *data)
 {
-	struct ring_buffer_event *event = ring_buffer_lock_reserve(buffer, length);
+	struct rb_cpu_buffer *cpu_buffer = rb_begin_write(buffer, length);
+	struct ring_buffer_event *event;
+	struct rb_open *o;
 
-	if (!event)
+	if (!cpu_buffer)
 		return -EBUSY;
-	memcpy(rb_event_payload(event), data, length);
-	return ring_buffer_unlock_commit(buffer);
+	/* As ring_buffer_lock_reserve() and _unlock_commit(), with @o kept. */
+	o = rb_open_top(cpu_buffer);
+	event = rb_reserve(buffer, cpu_buffer, o, length);
+	if (!event) {
+		rb_end_write(cpu_buffer);
+		return -EBUSY;
+	}
+	memcpy(rb_data_payload(event), data, length);
+	rb_commit(cpu_buffer, o);
+	return 0;
 }
 EXPORT_SYMBOL_GPL(ring_buffer_write);
 

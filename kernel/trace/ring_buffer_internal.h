@@ -181,11 +181,19 @@ static inline struct ring_buffer_event *rb_skip_time(struct ring_buffer_event *e
 	return event;
 }
 
-/* The first payload byte: a type_len 0 event spends array[0] on its length. */
+/*
+ * The first payload byte of a data event: a type_len 0 event spends
+ * array[0] on its length.
+ */
+static inline void *rb_data_payload(struct ring_buffer_event *event)
+{
+	return event->type_len ? (void *)&event->array[0] : (void *)&event->array[1];
+}
+
+/* The same past the time event an event may carry in front. */
 static inline void *rb_event_payload(struct ring_buffer_event *event)
 {
-	event = rb_skip_time(event);
-	return event->type_len ? (void *)&event->array[0] : (void *)&event->array[1];
+	return rb_data_payload(rb_skip_time(event));
 }
 
 /* ---- packed words ---- */
@@ -823,6 +831,12 @@ static __always_inline long rb_open_count(struct rb_cpu_buffer *cpu_buffer)
 {
 	rb_test_point(cpu_buffer, RB_TP_OPEN);
 	return local_read(&cpu_buffer->open_count);
+}
+
+/* The record of the innermost open reservation on this CPU buffer. */
+static __always_inline struct rb_open *rb_open_top(struct rb_cpu_buffer *cpu_buffer)
+{
+	return &cpu_buffer->open[rb_open_count(cpu_buffer) - 1];
 }
 
 static __always_inline void rb_open_add(struct rb_cpu_buffer *cpu_buffer, long n)

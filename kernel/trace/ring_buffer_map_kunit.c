@@ -633,6 +633,102 @@ static void rbm_loss_on_returning_id_peek(struct kunit *test)
 }
 
 /*
+ * GET_READER that hands out a sub-buffer user space has not seen yet;
+ * counts it in m->flagged if it carries a loss, and adds the stored count.
+ */
+static unsigned long rbm_next_loss(struct rbm *m, struct trace_buffer_meta *meta, u32 *id)
+{
+	struct rbm_subbuf *sb;
+
+	KUNIT_ASSERT_EQ(m->test, rbm_get_reader(m, meta), 0);
+	if (meta->reader.id == *id)
+		return 0;
+	*id = meta->reader.id;
+	sb = rbm_read_subbuf(m, *id);
+	if (!(sb->commit & RBM_MISSED_EVENTS))
+		return 0;
+	m->flagged++;
+	if (!(sb->commit & RBM_MISSED_STORED))
+		return 0;
+	return *(unsigned long *)&sb->data[RBM_LEN(sb->commit)];
+}
+
+/*
+ * An interrupt's write moves the writer on while the event it interrupted
+ * sits alone at the start of its sub-buffer, and that event is then
+ * discarded: the sub-buffer holds nothing but padding. A peek after a loss
+ * takes it, skips the padding and takes the next one, the writer's, where
+ * the loss cannot be flagged yet. It must wait for a later sub-buffer, not
+ * be dropped with a warning when GET_READER takes the writer's next one.
+ */
+static void rbm_loss_behind_discarded(struct kunit *test)
+{
+	struct rbm *m = rbm_alloc(test, 2);
+	unsigned int cap = m->subbuf_size - RBM_HDR;
+	unsigned int w = cap / 2 - 32, b = cap - w - 8, c = (cap - b - 8) * 3 / 4 - 8;
+	struct ring_buffer_event *a, *e;
+	bool tainted = test_taint(TAINT_WARN);
+	unsigned long lost = 0, told = 0;
+	struct trace_buffer_meta meta;
+	unsigned int i;
+	void *data;
+	u32 id;
+
+	data = kunit_kzalloc(test, cap, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, data);
+	rbm_attach(m);
+	rbm_meta(m, &meta);
+	id = meta.reader.id;
+	/* Two events fill each sub-buffer. */
+	for (i = 0; i < 4; i++)
+		KUNIT_ASSERT_EQ(test, ring_buffer_write(m->buffer, w, data), 0);
+	/*
+	 * One more moves the writer on and is given back: the commit point
+	 * follows it, so that B below may leave the sub-buffer A starts.
+	 */
+	e = ring_buffer_lock_reserve(m->buffer, w);
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	ring_buffer_discard_commit(m->buffer, e);
+	a = ring_buffer_lock_reserve(m->buffer, w);
+	KUNIT_ASSERT_NOT_NULL(test, a);
+	ring_buffer_nest_start(m->buffer);
+	/* B does not fit behind A: the writer moves on. */
+	e = ring_buffer_lock_reserve(m->buffer, b);
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	ring_buffer_unlock_commit(m->buffer);
+	ring_buffer_nest_end(m->buffer);
+	ring_buffer_discard_commit(m->buffer, a);
+
+	KUNIT_ASSERT_NOT_NULL(test, ring_buffer_peek(m->buffer, m->cpu, NULL, &lost));
+	KUNIT_EXPECT_GT(test, lost, 0);
+	told += rbm_next_loss(m, &meta, &id);
+	/* One write behind B, one that moves the writer off its sub-buffer. */
+	KUNIT_ASSERT_EQ(test, ring_buffer_write(m->buffer, c, data), 0);
+	KUNIT_ASSERT_EQ(test, ring_buffer_write(m->buffer, c, data), 0);
+	for (i = 0; i < 2; i++)
+		told += rbm_next_loss(m, &meta, &id);
+	/*
+	 * Until then the count waits in the meta page. Then the writer runs
+	 * a sub-buffer and a half ahead of the reader (no loss): the next
+	 * sub-buffer taken is closed and carries it.
+	 */
+	KUNIT_EXPECT_EQ(test, told + meta.reader.lost_events, lost);
+	for (i = 0; i < 2; i++) {
+		rbm_write(m, cap / 28 + cap / 56, 24);
+		told += rbm_next_loss(m, &meta, &id);
+		told += rbm_next_loss(m, &meta, &id);
+		told += rbm_next_loss(m, &meta, &id);
+	}
+	KUNIT_EXPECT_EQ(test, meta.overrun, lost);
+	KUNIT_EXPECT_EQ(test, meta.reader.lost_events, 0);
+	KUNIT_EXPECT_EQ(test, m->flagged, 1);
+	KUNIT_EXPECT_EQ(test, told, lost);
+	if (!tainted)
+		KUNIT_EXPECT_FALSE(test, test_taint(TAINT_WARN));
+	rbm_teardown(m);
+}
+
+/*
  * A reset hands out the reader's sub-buffer anew (every commit is 0); the
  * first sub-buffer taken from the ring after it is new to user space, so
  * a loss before it goes with it, whatever its id.
@@ -840,6 +936,7 @@ static struct kunit_case rbm_cases[] = {
 	KUNIT_CASE(rbm_loss_on_returning_id),
 	KUNIT_CASE(rbm_loss_on_returning_id_peek),
 	KUNIT_CASE(rbm_loss_after_reset),
+	KUNIT_CASE(rbm_loss_behind_discarded),
 	KUNIT_CASE(rbm_nothing_new_keeps_page),
 	KUNIT_CASE(rbm_refusals),
 	KUNIT_CASE(rbm_swap_refused),
