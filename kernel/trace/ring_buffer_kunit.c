@@ -557,11 +557,55 @@ static void rbt_header_files(struct kunit *test)
 	KUNIT_EXPECT_NOT_NULL(test, strstr(s->buffer, "\tdata max type_len  == 28\n"));
 }
 
+/*
+ * A consuming read reports a loss with the first data event after it,
+ * even when a discarded event comes first: an interrupt's write moved the
+ * writer on while the event it interrupted sat alone at the start of its
+ * sub-buffer, and that event was then discarded (as a filter does).
+ */
+static void rbt_loss_behind_discarded(struct kunit *test)
+{
+	struct trace_buffer *buffer = rbt_alloc(test, RBT_SUBBUFS(2), RB_FL_OVERWRITE);
+	unsigned int cap = PAGE_SIZE - RBT_HDR, w = cap / 2 - 32, b = cap - w - 8;
+	struct ring_buffer_event *a, *e;
+	int cpu = rbt_cpu(test);
+	unsigned long lost = 0;
+	void *data;
+	int i;
+
+	data = kunit_kzalloc(test, cap, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, data);
+	/* Two events fill each sub-buffer. */
+	for (i = 0; i < 4; i++)
+		KUNIT_ASSERT_EQ(test, 0, ring_buffer_write(buffer, w, data));
+	/* One more moves on (two lost) and is given back: the commit follows. */
+	e = ring_buffer_lock_reserve(buffer, w);
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	ring_buffer_discard_commit(buffer, e);
+	a = ring_buffer_lock_reserve(buffer, w);
+	KUNIT_ASSERT_NOT_NULL(test, a);
+	ring_buffer_nest_start(buffer);
+	/* Does not fit behind A: moves on again, two more lost. */
+	e = ring_buffer_lock_reserve(buffer, b);
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	ring_buffer_unlock_commit(buffer);
+	ring_buffer_nest_end(buffer);
+	ring_buffer_discard_commit(buffer, a);
+	KUNIT_EXPECT_EQ(test, ring_buffer_overrun_cpu(buffer, cpu), 4UL);
+
+	e = ring_buffer_consume(buffer, cpu, NULL, &lost);
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	KUNIT_EXPECT_GE(test, ring_buffer_event_length(e), b);
+	KUNIT_EXPECT_EQ(test, lost, 4UL);
+	KUNIT_EXPECT_NULL(test, ring_buffer_consume(buffer, cpu, NULL, &lost));
+}
+
 static struct kunit_case rbt_abi_cases[] = {
 	KUNIT_CASE(rbt_subbuf_header),
 	KUNIT_CASE(rbt_payload_sizes),
 	KUNIT_CASE(rbt_subbuf_end),
 	KUNIT_CASE(rbt_discard),
+	KUNIT_CASE(rbt_loss_behind_discarded),
 	KUNIT_CASE(rbt_largest_event),
 	KUNIT_CASE(rbt_header_files),
 	{}
