@@ -501,12 +501,22 @@ static void rbm_loss_after_peek(struct kunit *test)
 }
 
 /*
+ * No warning since @tainted was read, as the case began. A warning earlier
+ * in the run would hide one of the case's: judge only if there was none.
+ */
+static void rbm_expect_no_warning(struct kunit *test, bool tainted)
+{
+	if (!tainted)
+		KUNIT_EXPECT_FALSE(test, test_taint(TAINT_WARN));
+}
+
+/*
  * A peek took a sub-buffer from the ring after a loss, and then the buffer
  * was mapped: the first meta page hands that sub-buffer out, so it must
  * carry the loss from the start, and GET_READER must not change it under
- * user space afterwards. Returns the loss, once the rest has been drained.
+ * user space afterwards.
  */
-static unsigned long rbm_peek_then_map(struct rbm *m, unsigned int events)
+static void rbm_peek_then_map(struct rbm *m, unsigned int events)
 {
 	struct kunit *test = m->test;
 	struct trace_buffer_meta meta;
@@ -543,7 +553,6 @@ static unsigned long rbm_peek_then_map(struct rbm *m, unsigned int events)
 	rbm_drain(m, &meta);
 	KUNIT_EXPECT_EQ(test, m->flagged, 0);
 	KUNIT_EXPECT_EQ(test, meta.reader.lost_events, 0);
-	return lost;
 }
 
 static void rbm_map_after_peek(struct kunit *test)
@@ -569,9 +578,7 @@ static void rbm_map_after_peek_writer_next(struct kunit *test)
 	/* Three and a half sub-buffers' worth: the writer is on a full ring. */
 	rbm_peek_then_map(m, 3 * per + per / 2);
 	KUNIT_EXPECT_EQ(test, m->nr_subbufs, 3);
-	/* A warning earlier in the run would hide this one: judge only if none. */
-	if (!tainted)
-		KUNIT_EXPECT_FALSE(test, test_taint(TAINT_WARN));
+	rbm_expect_no_warning(test, tainted);
 	rbm_teardown(m);
 }
 
@@ -617,8 +624,7 @@ static void rbm_returning_id(struct kunit *test, bool peek)
 	/* And the next one, the writer's, neither carries it nor warns. */
 	KUNIT_ASSERT_EQ(test, rbm_get_reader(m, &meta), 0);
 	KUNIT_EXPECT_EQ(test, meta.reader.lost_events, 0);
-	if (!tainted)
-		KUNIT_EXPECT_FALSE(test, test_taint(TAINT_WARN));
+	rbm_expect_no_warning(test, tainted);
 	rbm_teardown(m);
 }
 
@@ -723,8 +729,7 @@ static void rbm_loss_behind_discarded(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, meta.reader.lost_events, 0);
 	KUNIT_EXPECT_EQ(test, m->flagged, 1);
 	KUNIT_EXPECT_EQ(test, told, lost);
-	if (!tainted)
-		KUNIT_EXPECT_FALSE(test, test_taint(TAINT_WARN));
+	rbm_expect_no_warning(test, tainted);
 	rbm_teardown(m);
 }
 
