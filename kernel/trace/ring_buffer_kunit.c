@@ -1135,6 +1135,38 @@ static void rbt_iterator_dropped(struct kunit *test)
 	ring_buffer_read_finish(iter);
 }
 
+/*
+ * A consuming read between a peek and the advance moves the iterator to the
+ * reader's position; the advance passes the event it returned, never one it
+ * did not, so the next peek is the first event left unread.
+ */
+static void rbt_iterator_after_consume(struct kunit *test)
+{
+	struct trace_buffer *buffer = rbt_alloc(test, RBT_SUBBUFS(RBT_PAGES), 0);
+	int cpu = rbt_cpu(test);
+	struct ring_buffer_iter *iter;
+	struct ring_buffer_event *event;
+	u64 ts;
+
+	KUNIT_ASSERT_EQ(test, rbt_fill_buffer(buffer, 8, 16, 1), 8U);
+	iter = ring_buffer_read_start(buffer, cpu, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, iter);
+	event = ring_buffer_iter_peek(iter, &ts);
+	KUNIT_ASSERT_NOT_NULL(test, event);
+	KUNIT_EXPECT_EQ(test, rbt_tag(ring_buffer_event_data(event)), 0U);
+
+	KUNIT_ASSERT_NOT_NULL(test, ring_buffer_consume(buffer, cpu, NULL, NULL));
+	KUNIT_ASSERT_NOT_NULL(test, ring_buffer_consume(buffer, cpu, NULL, NULL));
+	ring_buffer_iter_advance(iter);
+
+	event = ring_buffer_iter_peek(iter, &ts);
+	KUNIT_ASSERT_NOT_NULL(test, event);
+	KUNIT_EXPECT_EQ(test, rbt_tag(ring_buffer_event_data(event)), 2U);
+	KUNIT_EXPECT_EQ(test, ts, 3ULL);
+	KUNIT_EXPECT_FALSE(test, ring_buffer_iter_dropped(iter));
+	ring_buffer_read_finish(iter);
+}
+
 static void rbt_read_page_partial_and_full(struct kunit *test)
 {
 	struct trace_buffer *buffer = rbt_alloc(test, RBT_SUBBUFS(RBT_PAGES), 0);
@@ -1210,6 +1242,7 @@ static struct kunit_case rbt_read_cases[] = {
 	KUNIT_CASE(rbt_peek_consume),
 	KUNIT_CASE(rbt_iterator),
 	KUNIT_CASE(rbt_iterator_dropped),
+	KUNIT_CASE(rbt_iterator_after_consume),
 	KUNIT_CASE(rbt_read_page_partial_and_full),
 	KUNIT_CASE(rbt_read_page_missed),
 	{}

@@ -551,24 +551,38 @@ ring_buffer_iter_peek(struct ring_buffer_iter *iter, u64 *ts)
 }
 EXPORT_SYMBOL_GPL(ring_buffer_iter_peek);
 
+/* Step over the event copied into iter->event; touches only the iterator. */
+static void rb_iter_pass(struct ring_buffer_iter *iter)
+{
+	iter->offset += rb_event_size(iter->event);
+	iter->read_stamp = iter->event_ts;
+	iter->have_event = false;
+}
+
 /**
  * ring_buffer_iter_advance - move the iterator past its event
  * @iter: the iterator
  *
- * This also ends the report of ring_buffer_iter_dropped().
+ * The event passed is the one ring_buffer_iter_peek() returned, even if a
+ * consuming read came in between (the next peek then starts at the
+ * reader's position). Passing an event already copied reads nothing
+ * shared, so that takes no lock; like every iterator call, it must not
+ * race with another call on the same iterator. This also ends the report
+ * of ring_buffer_iter_dropped().
  */
 void ring_buffer_iter_advance(struct ring_buffer_iter *iter)
 {
 	struct rb_cpu_buffer *cpu_buffer = iter->cpu_buffer;
 	unsigned long flags;
 
-	raw_spin_lock_irqsave(&cpu_buffer->reader_lock, flags);
 	iter->dropped = false;
-	if (rb_iter_current(iter)) {
-		iter->offset += rb_event_size(iter->event);
-		iter->read_stamp = iter->event_ts;
-		iter->have_event = false;
+	if (iter->have_event) {
+		rb_iter_pass(iter);
+		return;
 	}
+	raw_spin_lock_irqsave(&cpu_buffer->reader_lock, flags);
+	if (rb_iter_current(iter))
+		rb_iter_pass(iter);
 	raw_spin_unlock_irqrestore(&cpu_buffer->reader_lock, flags);
 }
 EXPORT_SYMBOL_GPL(ring_buffer_iter_advance);
