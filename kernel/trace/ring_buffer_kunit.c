@@ -1138,7 +1138,9 @@ static void rbt_iterator_dropped(struct kunit *test)
 /*
  * A consuming read between a peek and the advance moves the iterator to the
  * reader's position; the advance passes the event it returned, never one it
- * did not, so the next peek is the first event left unread.
+ * did not, so the next peek is the first event left unread. Asking
+ * ring_buffer_iter_empty() in between changes neither that nor the copy
+ * the caller holds.
  */
 static void rbt_iterator_after_consume(struct kunit *test)
 {
@@ -1146,24 +1148,60 @@ static void rbt_iterator_after_consume(struct kunit *test)
 	int cpu = rbt_cpu(test);
 	struct ring_buffer_iter *iter;
 	struct ring_buffer_event *event;
+	unsigned int ask_empty;
+	u64 ts;
+
+	for (ask_empty = 0; ask_empty < 2; ask_empty++) {
+		ring_buffer_reset(buffer);
+		KUNIT_ASSERT_EQ(test, rbt_fill_buffer(buffer, 8, 16, 1), 8U);
+		iter = ring_buffer_read_start(buffer, cpu, GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, iter);
+		event = ring_buffer_iter_peek(iter, &ts);
+		KUNIT_ASSERT_NOT_NULL(test, event);
+		KUNIT_EXPECT_EQ(test, rbt_tag(ring_buffer_event_data(event)), 0U);
+
+		KUNIT_ASSERT_NOT_NULL(test, ring_buffer_consume(buffer, cpu, NULL, NULL));
+		KUNIT_ASSERT_NOT_NULL(test, ring_buffer_consume(buffer, cpu, NULL, NULL));
+		if (ask_empty) {
+			KUNIT_EXPECT_FALSE(test, ring_buffer_iter_empty(iter));
+			KUNIT_EXPECT_EQ(test, rbt_tag(ring_buffer_event_data(event)), 0U);
+		}
+		ring_buffer_iter_advance(iter);
+
+		event = ring_buffer_iter_peek(iter, &ts);
+		KUNIT_ASSERT_NOT_NULL(test, event);
+		KUNIT_EXPECT_EQ(test, rbt_tag(ring_buffer_event_data(event)), 2U);
+		KUNIT_EXPECT_EQ(test, ts, 3ULL);
+		KUNIT_EXPECT_FALSE(test, ring_buffer_iter_dropped(iter));
+		ring_buffer_read_finish(iter);
+	}
+}
+
+/*
+ * ring_buffer_iter_empty() answers whether a peek would return NULL: once a
+ * consuming read took everything, also for an iterator that has not moved.
+ */
+static void rbt_iterator_empty_after_consume(struct kunit *test)
+{
+	struct trace_buffer *buffer = rbt_alloc(test, RBT_SUBBUFS(RBT_PAGES), 0);
+	int cpu = rbt_cpu(test);
+	struct ring_buffer_iter *iter;
 	u64 ts;
 
 	KUNIT_ASSERT_EQ(test, rbt_fill_buffer(buffer, 8, 16, 1), 8U);
 	iter = ring_buffer_read_start(buffer, cpu, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, iter);
-	event = ring_buffer_iter_peek(iter, &ts);
-	KUNIT_ASSERT_NOT_NULL(test, event);
-	KUNIT_EXPECT_EQ(test, rbt_tag(ring_buffer_event_data(event)), 0U);
+	KUNIT_ASSERT_NOT_NULL(test, ring_buffer_iter_peek(iter, &ts));
+	while (ring_buffer_consume(buffer, cpu, NULL, NULL))
+		;
+	KUNIT_EXPECT_TRUE(test, ring_buffer_iter_empty(iter));
+	KUNIT_EXPECT_NULL(test, ring_buffer_iter_peek(iter, &ts));
 
-	KUNIT_ASSERT_NOT_NULL(test, ring_buffer_consume(buffer, cpu, NULL, NULL));
-	KUNIT_ASSERT_NOT_NULL(test, ring_buffer_consume(buffer, cpu, NULL, NULL));
-	ring_buffer_iter_advance(iter);
-
-	event = ring_buffer_iter_peek(iter, &ts);
-	KUNIT_ASSERT_NOT_NULL(test, event);
-	KUNIT_EXPECT_EQ(test, rbt_tag(ring_buffer_event_data(event)), 2U);
-	KUNIT_EXPECT_EQ(test, ts, 3ULL);
-	KUNIT_EXPECT_FALSE(test, ring_buffer_iter_dropped(iter));
+	/* A new event is there for both. */
+	KUNIT_ASSERT_EQ(test, rbt_write_at(buffer, 100, 16, 8), 0);
+	KUNIT_EXPECT_FALSE(test, ring_buffer_iter_empty(iter));
+	KUNIT_EXPECT_NOT_NULL(test, ring_buffer_iter_peek(iter, &ts));
+	KUNIT_EXPECT_EQ(test, ts, 100ULL);
 	ring_buffer_read_finish(iter);
 }
 
@@ -1243,6 +1281,7 @@ static struct kunit_case rbt_read_cases[] = {
 	KUNIT_CASE(rbt_iterator),
 	KUNIT_CASE(rbt_iterator_dropped),
 	KUNIT_CASE(rbt_iterator_after_consume),
+	KUNIT_CASE(rbt_iterator_empty_after_consume),
 	KUNIT_CASE(rbt_read_page_partial_and_full),
 	KUNIT_CASE(rbt_read_page_missed),
 	{}

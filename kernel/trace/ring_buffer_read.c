@@ -610,6 +610,9 @@ EXPORT_SYMBOL_GPL(ring_buffer_iter_reset);
  * ring_buffer_iter_empty - has the iterator reached the newest event?
  * @iter: the iterator
  *
+ * After a consuming read the iterator is left where it is, with the event
+ * a peek returned still to be passed: the answer is then the reader's.
+ *
  * Return: nonzero if ring_buffer_iter_peek() would return NULL now.
  */
 int ring_buffer_iter_empty(struct ring_buffer_iter *iter)
@@ -619,7 +622,10 @@ int ring_buffer_iter_empty(struct ring_buffer_iter *iter)
 	bool empty;
 
 	raw_spin_lock_irqsave(&cpu_buffer->reader_lock, flags);
-	empty = !rb_iter_current(iter);
+	if (iter->reader_gen != cpu_buffer->reader_gen)
+		empty = !rb_unread(cpu_buffer, NULL);
+	else
+		empty = !rb_iter_current(iter);
 	raw_spin_unlock_irqrestore(&cpu_buffer->reader_lock, flags);
 	return empty;
 }
