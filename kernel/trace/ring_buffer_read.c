@@ -5,9 +5,11 @@
  * design is in Documentation/trace/ring-buffer-design.rst, "The reader".
  *
  * Relies on:
- *  - Every step runs under the per-CPU reader_lock, interrupts off. Only
- *    rb_reader_refill(), called from here, rearranges slots[] or changes
- *    reader_id, so under the lock the id in each slot is fixed (R1, R2).
+ *  - Every step that reads the ring runs under the per-CPU reader_lock,
+ *    interrupts off (an iterator's advance past its copy reads only the
+ *    iterator). Only rb_reader_refill(), called from here, rearranges
+ *    slots[] or changes reader_id, so under the lock the id in each slot
+ *    is fixed (R1, R2).
  *    Writers take no lock and may run between any two instructions.
  *  - Bytes below rb_page_len() are final (M1); a sub-buffer's length is
  *    final once the commit point names another one and its gen is
