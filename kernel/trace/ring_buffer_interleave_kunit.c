@@ -1561,6 +1561,47 @@ static void rbi_claim_of_other(struct kunit *test)
 	kunit_info(test, "%u runs with the other CPU swapped and claimed\n", claimed);
 }
 
+/*
+ * kdb starts its iterator without waiting for an order change that had
+ * already decided (ring_buffer_read_start()); the install may then give it
+ * sub-buffers with events larger than the copy it sized at its start. Such
+ * an event is lost to the iterator, which must say so. White-box: the
+ * recorded size of the copy is lowered instead.
+ */
+static void rbi_iter_event_too_big(struct kunit *test)
+{
+	struct trace_buffer *buffer;
+	struct ring_buffer_iter *iter;
+	struct ring_buffer_event *event;
+	u64 *data, ts;
+	int c, i;
+
+	data = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, data);
+	buffer = ring_buffer_alloc(4 * PAGE_SIZE, 0);
+	KUNIT_ASSERT_NOT_NULL(test, buffer);
+	preempt_disable();
+	c = raw_smp_processor_id();
+	preempt_enable();
+	KUNIT_ASSERT_EQ(test, 0, set_cpus_allowed_ptr(current, cpumask_of(c)));
+	/* Two events fill the first sub-buffer; the third opens the next. */
+	for (i = 0; i < 3; i++) {
+		data[0] = i;
+		KUNIT_ASSERT_EQ(test, 0, ring_buffer_write(buffer, i < 2 ?
+							   rb_capacity(buffer) / 2 - 8 : 8, data));
+	}
+	iter = ring_buffer_read_start(buffer, c, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, iter);
+	iter->event_size = 64;
+	event = ring_buffer_iter_peek(iter, &ts);
+	KUNIT_EXPECT_NOT_NULL(test, event);
+	if (event)
+		KUNIT_EXPECT_EQ(test, *(u64 *)ring_buffer_event_data(event), 2ULL);
+	KUNIT_EXPECT_TRUE(test, ring_buffer_iter_dropped(iter));
+	ring_buffer_read_finish(iter);
+	ring_buffer_free(buffer);
+}
+
 static struct kunit_case rbi_cases[] = {
 	KUNIT_CASE_PARAM_ATTR(rbi_interleavings, rbi_case_gen, { .speed = KUNIT_SPEED_SLOW }),
 	KUNIT_CASE_PARAM(rbi_story, rbi_story_gen_params),
@@ -1569,6 +1610,7 @@ static struct kunit_case rbi_cases[] = {
 	KUNIT_CASE(rbi_claim_of_other),
 	KUNIT_CASE(rbi_ninth_nested),
 	KUNIT_CASE(rbi_stop_on_broken),
+	KUNIT_CASE(rbi_iter_event_too_big),
 	{}
 };
 

@@ -384,7 +384,13 @@ static enum rb_iter_step rb_iter_copy(struct ring_buffer_iter *iter, struct rb_p
 	if (!size || size > len - iter->offset || size > iter->event_size) {
 		if (rb_iter_lapped(iter))
 			return RB_STEP_LAPPED;
-		/* Nothing walkable is left on this sub-buffer. */
+		/*
+		 * Nothing walkable is left on this sub-buffer. An event larger
+		 * than our copy comes from an order change that an iterator
+		 * which could not wait saw installed: it is lost to us.
+		 */
+		if (size && size <= len - iter->offset)
+			iter->dropped = true;
 		iter->offset = len;
 		return RB_STEP_NEXT;
 	}
