@@ -1584,15 +1584,19 @@ static void rbi_iter_event_too_big(struct kunit *test)
 	c = raw_smp_processor_id();
 	preempt_enable();
 	KUNIT_ASSERT_EQ(test, 0, set_cpus_allowed_ptr(current, cpumask_of(c)));
-	/* Two events fill the first sub-buffer; the third opens the next. */
+	/*
+	 * Two events fill the first sub-buffer, with room for a time extend
+	 * each should the clock jump; the third opens the next.
+	 */
 	for (i = 0; i < 3; i++) {
+		unsigned int len = i < 2 ? rb_capacity(buffer) / 2 - 16 : 64;
+
 		data[0] = i;
-		KUNIT_ASSERT_EQ(test, 0, ring_buffer_write(buffer, i < 2 ?
-							   rb_capacity(buffer) / 2 - 8 : 8, data));
+		KUNIT_ASSERT_EQ(test, 0, ring_buffer_write(buffer, len, data));
 	}
 	iter = ring_buffer_read_start(buffer, c, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, iter);
-	iter->event_size = 64;
+	iter->event_size = 128;
 	event = ring_buffer_iter_peek(iter, &ts);
 	KUNIT_EXPECT_NOT_NULL(test, event);
 	if (event)

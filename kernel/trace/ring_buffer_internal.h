@@ -429,7 +429,8 @@ struct ring_buffer_iter {
 	u64			read_stamp;	/* time before the event at offset */
 	u64			event_ts;	/* time of the copied event */
 	bool			dropped;
-	bool			have_event;
+	bool			have_event;	/* event holds the item at offset */
+	bool			peeked;		/* ...and a peek returned it */
 	unsigned int		event_size;
 	struct ring_buffer_event *event;	/* a copy, event_size bytes */
 };

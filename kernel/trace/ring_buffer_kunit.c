@@ -1205,6 +1205,129 @@ static void rbt_iterator_empty_after_consume(struct kunit *test)
 	ring_buffer_read_finish(iter);
 }
 
+/* A small deterministic generator (xorshift32) for generated call sequences. */
+static u32 rbt_rand(u32 *state)
+{
+	u32 x = *state;
+
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	return *state = x;
+}
+
+/*
+ * Generated sequences of iterator calls mixed with writes and consuming
+ * reads, each call checked against a model of the contract: the iterator
+ * starts where the consuming reader is, and after a consuming read its
+ * next peek starts there again; an advance passes the event the last peek
+ * returned, or without one the event at the iterator, or after a consuming
+ * read nothing (the reader's position is the next event already);
+ * ring_buffer_iter_empty() says whether the next peek returns NULL and
+ * moves nothing. Nothing is lost (producer/consumer mode, room for every
+ * write), so the model is exact: every return value, tag and time stamp is
+ * checked. The failure message lists the calls (W write, C consume, P
+ * peek, A advance, E empty, R reset).
+ */
+static void rbt_iterator_model(struct kunit *test)
+{
+	struct trace_buffer *buffer = rbt_alloc(test, RBT_SUBBUFS(RBT_PAGES), 0);
+	enum { W, C, P, A, E, R, NOPS };
+	int cpu = rbt_cpu(test);
+	unsigned int seq, step, first, n, ci, ip, synced;
+	u32 rnd = 0x5eed1234, tag;
+	char ops[64];
+	bool held;
+
+	for (seq = 0; seq < 200; seq++) {
+		struct ring_buffer_iter *iter;
+		struct ring_buffer_event *event;
+		u64 ts;
+
+		ring_buffer_reset(buffer);
+		first = rbt_rand(&rnd) % 4;
+		for (n = 0; n < first; n++)
+			KUNIT_ASSERT_EQ(test, rbt_write_at(buffer, 1000 + n, 8 + n * 40, n), 0);
+		iter = ring_buffer_read_start(buffer, cpu, GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, iter);
+		ci = 0;
+		ip = 0;
+		synced = 0;
+		held = false;
+		for (step = 0; step < 60; step++) {
+			unsigned int op = rbt_rand(&rnd) % NOPS;
+			bool empty;
+
+			/* The calls so far, for the failure message. */
+			ops[step] = "WCPAER"[op];
+			ops[step + 1] = 0;
+
+			switch (op) {
+			case W:
+				KUNIT_ASSERT_EQ(test, rbt_write_at(buffer, 1000 + n,
+								   8 + rbt_rand(&rnd) % 150, n), 0);
+				n++;
+				break;
+			case C:
+				event = ring_buffer_consume(buffer, cpu, &ts, NULL);
+				KUNIT_ASSERT_EQ_MSG(test, !!event, ci < n, "seq %u: %u, %s",
+						    seq, first, ops);
+				if (!event)
+					break;
+				KUNIT_ASSERT_EQ(test, rbt_tag(ring_buffer_event_data(event)), ci);
+				ci++;
+				break;
+			case P:
+				if (ci != synced) {
+					ip = ci;
+					synced = ci;
+				}
+				event = ring_buffer_iter_peek(iter, &ts);
+				held = ip < n;
+				KUNIT_ASSERT_EQ_MSG(test, !!event, held, "seq %u: %u, %s",
+						    seq, first, ops);
+				if (!event)
+					break;
+				tag = rbt_tag(ring_buffer_event_data(event));
+				KUNIT_ASSERT_EQ_MSG(test, tag, ip, "seq %u: %u, %s",
+						    seq, first, ops);
+				KUNIT_ASSERT_EQ(test, ts, 1000ULL + ip);
+				KUNIT_ASSERT_FALSE(test, ring_buffer_iter_dropped(iter));
+				break;
+			case A:
+				ring_buffer_iter_advance(iter);
+				if (held) {
+					ip++;
+				} else if (ci != synced) {
+					ip = ci;
+					synced = ci;
+				} else if (ip < n) {
+					ip++;
+				}
+				held = false;
+				break;
+			case E:
+				empty = ring_buffer_iter_empty(iter);
+				if (ci != synced) {
+					KUNIT_ASSERT_EQ_MSG(test, empty, ci >= n,
+							    "seq %u: %u, %s", seq, first, ops);
+					break;
+				}
+				KUNIT_ASSERT_EQ_MSG(test, empty, ip >= n, "seq %u: %u, %s",
+						    seq, first, ops);
+				break;
+			case R:
+				ring_buffer_iter_reset(iter);
+				ip = ci;
+				synced = ci;
+				held = false;
+				break;
+			}
+		}
+		ring_buffer_read_finish(iter);
+	}
+}
+
 static void rbt_read_page_partial_and_full(struct kunit *test)
 {
 	struct trace_buffer *buffer = rbt_alloc(test, RBT_SUBBUFS(RBT_PAGES), 0);
@@ -1282,6 +1405,7 @@ static struct kunit_case rbt_read_cases[] = {
 	KUNIT_CASE(rbt_iterator_dropped),
 	KUNIT_CASE(rbt_iterator_after_consume),
 	KUNIT_CASE(rbt_iterator_empty_after_consume),
+	KUNIT_CASE(rbt_iterator_model),
 	KUNIT_CASE(rbt_read_page_partial_and_full),
 	KUNIT_CASE(rbt_read_page_missed),
 	{}

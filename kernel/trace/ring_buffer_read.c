@@ -316,6 +316,7 @@ static void rb_iter_restart(struct ring_buffer_iter *iter)
 	iter->read_stamp = cpu_buffer->read_stamp;
 	iter->reader_gen = cpu_buffer->reader_gen;
 	iter->have_event = false;
+	iter->peeked = false;
 }
 
 static void rb_iter_set(struct ring_buffer_iter *iter, unsigned int vpos, u32 id,
@@ -326,6 +327,7 @@ static void rb_iter_set(struct ring_buffer_iter *iter, unsigned int vpos, u32 id
 	iter->gen = gen;
 	iter->offset = 0;
 	iter->have_event = false;
+	iter->peeked = false;
 }
 
 /* Go to the oldest sub-buffer in the ring; false if it was evicted meanwhile. */
@@ -385,9 +387,10 @@ static enum rb_iter_step rb_iter_copy(struct ring_buffer_iter *iter, struct rb_p
 		if (rb_iter_lapped(iter))
 			return RB_STEP_LAPPED;
 		/*
-		 * Nothing walkable is left on this sub-buffer. An event larger
-		 * than our copy comes from an order change that an iterator
-		 * which could not wait saw installed: it is lost to us.
+		 * Nothing walkable is left on this sub-buffer, or an event
+		 * larger than our copy is next: it comes from an order change
+		 * that an iterator which could not wait saw installed, and the
+		 * rest of the sub-buffer is lost to us.
 		 */
 		if (size && size <= len - iter->offset)
 			iter->dropped = true;
@@ -478,9 +481,10 @@ static struct ring_buffer_event *rb_iter_current(struct ring_buffer_iter *iter)
  * in ring_buffer_iter_dropped(). A resize or order change that starts
  * later fails with -EBUSY until ring_buffer_read_finish(); with @flags that
  * allow sleeping, one under way finishes before the iterator starts. One
- * that cannot wait (kdb's) may start while a resize that had already
- * decided installs the new rings; the install bumps reader_gen, so it
- * restarts.
+ * that cannot wait (kdb's) may start while a resize or order change that
+ * had already decided installs the new rings; the install bumps
+ * reader_gen, so it restarts (and after an order change, events larger
+ * than its copy show in ring_buffer_iter_dropped()).
  *
  * Return: the iterator, or NULL if @cpu has no buffer or memory ran out.
  */
@@ -552,6 +556,7 @@ ring_buffer_iter_peek(struct ring_buffer_iter *iter, u64 *ts)
 		return NULL;
 	raw_spin_lock_irqsave(&cpu_buffer->reader_lock, flags);
 	event = rb_iter_current(iter);
+	iter->peeked = !!event;
 	if (event && ts)
 		*ts = iter->event_ts;
 	raw_spin_unlock_irqrestore(&cpu_buffer->reader_lock, flags);
@@ -565,18 +570,20 @@ static void rb_iter_pass(struct ring_buffer_iter *iter)
 	iter->offset += rb_event_size(iter->event);
 	iter->read_stamp = iter->event_ts;
 	iter->have_event = false;
+	iter->peeked = false;
 }
 
 /**
  * ring_buffer_iter_advance - move the iterator past its event
  * @iter: the iterator
  *
- * The event passed is the one ring_buffer_iter_peek() returned, even if a
- * consuming read came in between (the next peek then starts at the
- * reader's position). Passing an event already copied reads nothing
- * shared, so that takes no lock; like every iterator call, it must not
- * race with another call on the same iterator. This also ends the report
- * of ring_buffer_iter_dropped().
+ * After ring_buffer_iter_peek(), this passes the event the peek returned;
+ * that reads only the iterator, so it takes no lock. Without a peek it
+ * passes the event at the iterator. After a consuming read the next event
+ * is at the reader's position whatever came in between, so this passes
+ * nothing there: it never passes an event the caller has not seen. Like
+ * every iterator call, it must not race with another call on the same
+ * iterator. This also ends the report of ring_buffer_iter_dropped().
  */
 void ring_buffer_iter_advance(struct ring_buffer_iter *iter)
 {
@@ -584,12 +591,14 @@ void ring_buffer_iter_advance(struct ring_buffer_iter *iter)
 	unsigned long flags;
 
 	iter->dropped = false;
-	if (iter->have_event) {
+	if (iter->peeked) {
 		rb_iter_pass(iter);
 		return;
 	}
 	raw_spin_lock_irqsave(&cpu_buffer->reader_lock, flags);
-	if (rb_iter_current(iter))
+	if (iter->reader_gen != cpu_buffer->reader_gen)
+		rb_iter_restart(iter);
+	else if (rb_iter_current(iter))
 		rb_iter_pass(iter);
 	raw_spin_unlock_irqrestore(&cpu_buffer->reader_lock, flags);
 }
@@ -619,7 +628,9 @@ EXPORT_SYMBOL_GPL(ring_buffer_iter_reset);
  * @iter: the iterator
  *
  * After a consuming read the iterator is left where it is, with the event
- * a peek returned still to be passed: the answer is then the reader's.
+ * a peek returned still to be passed: the answer is then the reader's, as
+ * from ring_buffer_empty_cpu() (which says not empty while only a
+ * discarded event's padding is left unread).
  *
  * Return: nonzero if ring_buffer_iter_peek() would return NULL now.
  */
@@ -640,8 +651,11 @@ int ring_buffer_iter_empty(struct ring_buffer_iter *iter)
 EXPORT_SYMBOL_GPL(ring_buffer_iter_empty);
 
 /**
- * ring_buffer_iter_dropped - did a writer lap the iterator?
+ * ring_buffer_iter_dropped - did the iterator lose events?
  * @iter: the iterator
+ *
+ * A writer that lapped the iterator, or an order change that kdb's
+ * iterator saw installed (events larger than its copy), lost them.
  *
  * Return: true if events were lost before the current one, until the next
  * ring_buffer_iter_advance().
