@@ -342,7 +342,7 @@ struct rb_cpu_buffer {
 	u64			read_stamp;	/* time of the event at read_pos */
 	unsigned long		next_before;	/* events_before of the next, if no loss */
 	unsigned long		lost_events;	/* to report with the next read */
-	unsigned long		reader_gen;	/* bumped on every consuming step */
+	unsigned long		reader_gen;	/* bumped when the reader takes data or a page */
 	unsigned long		read_events;	/* events consumed */
 	unsigned long		read_bytes;
 	unsigned long		subbufs_taken;

@@ -1229,14 +1229,34 @@ static u32 rbt_rand(u32 *state)
  * checked. The failure message lists the calls (W write, C consume, P
  * peek, A advance, E empty, R reset).
  */
+#define RBT_MODEL_STEPS	60
+
+/*
+ * One write of a generated sequence: 8 to 2007 bytes, so that a sequence
+ * crosses sub-buffers, and now and then a clock jump that needs a time
+ * extend.
+ */
+static void rbt_model_write(struct kunit *test, struct trace_buffer *buffer, u32 *rnd,
+			    unsigned int tag, u64 *now, u64 *stamp, unsigned int *len)
+{
+	*now += 1 + (rbt_rand(rnd) % 8 ? 0 : 1ULL << 28);
+	stamp[tag] = *now;
+	len[tag] = 8 + rbt_rand(rnd) % 2000;
+	KUNIT_ASSERT_EQ(test, rbt_write_at(buffer, *now, len[tag], tag), 0);
+}
+
 static void rbt_iterator_model(struct kunit *test)
 {
-	struct trace_buffer *buffer = rbt_alloc(test, RBT_SUBBUFS(RBT_PAGES), 0);
+	/* Room for every write of a sequence: nothing is refused or lost. */
+	struct trace_buffer *buffer = rbt_alloc(test, RBT_SUBBUFS(RBT_MODEL_STEPS), 0);
 	enum { W, C, P, A, E, R, NOPS };
 	int cpu = rbt_cpu(test);
 	unsigned int seq, step, first, n, ci, ip, synced;
-	u32 rnd = 0x5eed1234, tag;
-	char ops[64];
+	unsigned int len[RBT_MODEL_STEPS + 4];
+	u64 stamp[RBT_MODEL_STEPS + 4], now = 1000;
+	u32 rnd = 0x5eed1234;
+	char ops[RBT_MODEL_STEPS + 1];
+	void *data;
 	bool held;
 
 	for (seq = 0; seq < 200; seq++) {
@@ -1247,14 +1267,14 @@ static void rbt_iterator_model(struct kunit *test)
 		ring_buffer_reset(buffer);
 		first = rbt_rand(&rnd) % 4;
 		for (n = 0; n < first; n++)
-			KUNIT_ASSERT_EQ(test, rbt_write_at(buffer, 1000 + n, 8 + n * 40, n), 0);
+			rbt_model_write(test, buffer, &rnd, n, &now, stamp, len);
 		iter = ring_buffer_read_start(buffer, cpu, GFP_KERNEL);
 		KUNIT_ASSERT_NOT_NULL(test, iter);
 		ci = 0;
 		ip = 0;
 		synced = 0;
 		held = false;
-		for (step = 0; step < 60; step++) {
+		for (step = 0; step < RBT_MODEL_STEPS; step++) {
 			unsigned int op = rbt_rand(&rnd) % NOPS;
 			bool empty;
 
@@ -1264,9 +1284,7 @@ static void rbt_iterator_model(struct kunit *test)
 
 			switch (op) {
 			case W:
-				KUNIT_ASSERT_EQ(test, rbt_write_at(buffer, 1000 + n,
-								   8 + rbt_rand(&rnd) % 150, n), 0);
-				n++;
+				rbt_model_write(test, buffer, &rnd, n++, &now, stamp, len);
 				break;
 			case C:
 				event = ring_buffer_consume(buffer, cpu, &ts, NULL);
@@ -1275,6 +1293,7 @@ static void rbt_iterator_model(struct kunit *test)
 				if (!event)
 					break;
 				KUNIT_ASSERT_EQ(test, rbt_tag(ring_buffer_event_data(event)), ci);
+				KUNIT_ASSERT_EQ(test, ts, stamp[ci]);
 				ci++;
 				break;
 			case P:
@@ -1288,10 +1307,11 @@ static void rbt_iterator_model(struct kunit *test)
 						    seq, first, ops);
 				if (!event)
 					break;
-				tag = rbt_tag(ring_buffer_event_data(event));
-				KUNIT_ASSERT_EQ_MSG(test, tag, ip, "seq %u: %u, %s",
+				data = ring_buffer_event_data(event);
+				KUNIT_ASSERT_EQ_MSG(test, rbt_tag(data), ip, "seq %u: %u, %s",
 						    seq, first, ops);
-				KUNIT_ASSERT_EQ(test, ts, 1000ULL + ip);
+				KUNIT_ASSERT_EQ(test, ts, stamp[ip]);
+				KUNIT_ASSERT_TRUE(test, rbt_payload_ok(data, len[ip], ip));
 				KUNIT_ASSERT_FALSE(test, ring_buffer_iter_dropped(iter));
 				break;
 			case A:

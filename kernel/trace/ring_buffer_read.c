@@ -579,11 +579,11 @@ static void rb_iter_pass(struct ring_buffer_iter *iter)
  *
  * After ring_buffer_iter_peek(), this passes the event the peek returned;
  * that reads only the iterator, so it takes no lock. Without a peek it
- * passes the event at the iterator. After a consuming read the next event
- * is at the reader's position whatever came in between, so this passes
- * nothing there: it never passes an event the caller has not seen. Like
- * every iterator call, it must not race with another call on the same
- * iterator. This also ends the report of ring_buffer_iter_dropped().
+ * passes the event at the iterator, except after a consuming read: the
+ * next event is then at the reader's position, and this passes nothing
+ * (never an event the read moved the iterator to). Like every iterator
+ * call, it must not race with another call on the same iterator. This
+ * also ends the report of ring_buffer_iter_dropped().
  */
 void ring_buffer_iter_advance(struct ring_buffer_iter *iter)
 {
@@ -632,7 +632,8 @@ EXPORT_SYMBOL_GPL(ring_buffer_iter_reset);
  * from ring_buffer_empty_cpu() (which says not empty while only a
  * discarded event's padding is left unread).
  *
- * Return: nonzero if ring_buffer_iter_peek() would return NULL now.
+ * Return: nonzero if ring_buffer_iter_peek() would return NULL now (after
+ * a consuming read, as above).
  */
 int ring_buffer_iter_empty(struct ring_buffer_iter *iter)
 {
