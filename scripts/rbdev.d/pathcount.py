@@ -17,7 +17,10 @@
 # rdtscp), per-CPU read-modify-writes through %gs (the preempt count,
 # apart from the others) and the distinct 64-byte cache lines stored to
 # (the stack apart), and the nops executed (a static key that is off, once
-# CONFIG_JUMP_LABEL patches it, is one).
+# CONFIG_JUMP_LABEL patches it, is one). And the memory accesses, loads and
+# stores apart (the stack's included: push, pop, call, ret), which TCG
+# charges a software-TLB lookup each; a read-modify-write is one of each,
+# a string instruction (rep movs) one of each whatever it copies.
 import bisect
 import json
 import os
@@ -129,6 +132,30 @@ def store_address(asm, pc, length):
     return addr & (2 ** 64 - 1)
 
 
+def memory_accesses(asm):
+    """(loads, stores) of @asm (AT&T), one each per memory operand."""
+    _, mnem, dst = split_insn(asm)
+    if mnem.startswith(('lea', 'nop', 'prefetch')) or asm.startswith('xchg %ax,%ax'):
+        return 0, 0
+    if mnem.startswith(('push', 'call')):
+        return 0, 1
+    if mnem.startswith(('pop', 'ret')):
+        return 1, 0
+    if mnem.startswith(('movs', 'rep', 'stos', 'lods', 'cmps', 'scas')):
+        return int(not mnem.startswith(('stos', 'rep stos'))), int(not mnem.startswith(('lods', 'cmps', 'scas')))
+    ops = asm.split('#')[0].strip()
+    operands = ops.split(None, 1)[1] if len(ops.split(None, 1)) > 1 else ''
+    src_mem = '(' in operands.replace(dst, '', 1) or re.search(r'%[gf]s:', operands.replace(dst, '', 1))
+    dst_mem = is_memory(dst)
+    if not dst_mem:
+        return int(bool(src_mem)), 0
+    if READ_ONLY.match(mnem):
+        return 1, 0
+    if RMW.match(mnem + ' '):
+        return 1, 1
+    return int(bool(src_mem)), 1
+
+
 def classify(asm):
     """(read-modify-write on memory other than per-CPU data through %gs,
     locked, full barrier, clock read, per-CPU read-modify-write)."""
@@ -172,7 +199,7 @@ def step_path(syms, name, trigger, funcs, calls, skip, in_trigger):
                     started += 1
                     per_call.append({'instr': 0, 'rmw': 0, 'locked': 0, 'fence': 0, 'clock': 0,
                                      'percpu_rmw': 0, 'nops': 0, 'lines': set(),
-                                     'stack_stores': 0})
+                                     'stack_stores': 0, 'loads': 0, 'stores': 0})
                 cur = (u64(reg('rsp')), reg('rsp'))
             elif lo <= pc < hi:
                 loop += 1
@@ -195,6 +222,9 @@ def step_path(syms, name, trigger, funcs, calls, skip, in_trigger):
             c['locked'] += locked and not fence
             c['fence'] += fence
             c['clock'] += clock
+            loads, stores = memory_accesses(asm)
+            c['loads'] += loads
+            c['stores'] += stores
             a = store_address(asm, pc, insn['length'])
             sp = reg('rsp')
             if asm.startswith(('push', 'call')) or (a is not None and abs(a - sp) < 16384):
