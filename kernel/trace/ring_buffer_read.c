@@ -305,6 +305,15 @@ static bool rb_iter_lapped(struct ring_buffer_iter *iter)
 	return READ_ONCE(iter->cpu_buffer->subbufs[iter->id].gen) != iter->gen;
 }
 
+/*
+ * A consuming step moved reader_gen since the iterator last looked: what it
+ * points at may be gone, so it starts again at the reader's position.
+ */
+static bool rb_iter_stale(const struct ring_buffer_iter *iter)
+{
+	return iter->reader_gen != iter->cpu_buffer->reader_gen;
+}
+
 /* Go back to where the consuming reader is. */
 static void rb_iter_restart(struct ring_buffer_iter *iter)
 {
@@ -463,7 +472,7 @@ static struct ring_buffer_event *rb_iter_fetch(struct ring_buffer_iter *iter)
 
 static struct ring_buffer_event *rb_iter_current(struct ring_buffer_iter *iter)
 {
-	if (iter->reader_gen != iter->cpu_buffer->reader_gen)
+	if (rb_iter_stale(iter))
 		rb_iter_restart(iter);
 	if (iter->have_event)
 		return iter->event;
@@ -596,7 +605,7 @@ void ring_buffer_iter_advance(struct ring_buffer_iter *iter)
 		return;
 	}
 	raw_spin_lock_irqsave(&cpu_buffer->reader_lock, flags);
-	if (iter->reader_gen != cpu_buffer->reader_gen)
+	if (rb_iter_stale(iter))
 		rb_iter_restart(iter);
 	else if (rb_iter_current(iter))
 		rb_iter_pass(iter);
@@ -642,7 +651,7 @@ int ring_buffer_iter_empty(struct ring_buffer_iter *iter)
 	bool empty;
 
 	raw_spin_lock_irqsave(&cpu_buffer->reader_lock, flags);
-	if (iter->reader_gen != cpu_buffer->reader_gen)
+	if (rb_iter_stale(iter))
 		empty = !rb_unread(cpu_buffer, NULL);
 	else
 		empty = !rb_iter_current(iter);
