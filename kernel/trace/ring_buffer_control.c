@@ -1514,6 +1514,15 @@ __poll_t ring_buffer_poll_wait(struct trace_buffer *buffer, int cpu,
 		full = 0;
 	}
 	poll_wait(filp, full ? &w->full_wait : &w->wait, poll_table);
+	/*
+	 * A watermark already reached arms nothing: trace-cmd polls with one
+	 * before every splice, and a flag left set would cost the next commit
+	 * an irq_work that nobody waits for. A poll for any data arms even
+	 * when ready: an edge-triggered epoll waits on without polling again,
+	 * for the next event after the reader has emptied the buffer.
+	 */
+	if (full && rb_has_data(buffer, cpu_buffer, full))
+		return EPOLLIN | EPOLLRDNORM;
 	rb_set_pending(w, full);
 	smp_mb();	/* M7, as in rb_wait_cond() */
 	if (rb_has_data(buffer, cpu_buffer, full))

@@ -1984,12 +1984,81 @@ static void rbt_poll_low_watermark(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rbt_poll(buffer, cpu, 1), 0);
 }
 
+/* A poll table whose one wait entry counts the wake-ups it gets. */
+struct rbt_poller {
+	poll_table		pt;
+	wait_queue_entry_t	entry;
+	wait_queue_head_t	*head;
+	atomic_t		woken;
+};
+
+static int rbt_poller_wake(wait_queue_entry_t *entry, unsigned int mode, int sync, void *key)
+{
+	atomic_inc(&container_of(entry, struct rbt_poller, entry)->woken);
+	return 0;
+}
+
+static void rbt_poller_queue(struct file *filp, wait_queue_head_t *head, poll_table *pt)
+{
+	struct rbt_poller *p = container_of(pt, struct rbt_poller, pt);
+
+	init_waitqueue_func_entry(&p->entry, rbt_poller_wake);
+	p->head = head;
+	add_wait_queue(head, &p->entry);
+}
+
+/*
+ * Poll with @p's table, whose entry stays queued as an epoll registration's
+ * does, then write events until @dirty sub-buffers are dirty (at least
+ * one event), and report whether the entry was woken within 200 ms: the
+ * wake-up comes from irq_work, which UML runs at a tick.
+ */
+static bool rbt_poll_then_write(struct kunit *test, struct trace_buffer *buffer, int full,
+				unsigned int want, size_t dirty, u32 *tag)
+{
+	struct rbt_poller p = { .woken = ATOMIC_INIT(0) };
+	int cpu = rbt_cpu(test), ms;
+
+	init_poll_funcptr(&p.pt, rbt_poller_queue);
+	KUNIT_EXPECT_EQ(test, want, (__force unsigned int)
+			ring_buffer_poll_wait(buffer, cpu, NULL, &p.pt, full));
+	do {
+		KUNIT_EXPECT_EQ(test, 0, rbt_write(buffer, 100, ++*tag));
+	} while (ring_buffer_nr_dirty_pages(buffer, cpu) < dirty);
+	for (ms = 0; ms < 200 && !atomic_read(&p.woken); ms += 20)
+		msleep(20);
+	if (p.head)
+		remove_wait_queue(p.head, &p.entry);
+	return atomic_read(&p.woken);
+}
+
+/*
+ * Which polls arm a wake-up. One that finds its condition unmet is woken
+ * by the commit that meets it. One that finds a watermark already reached
+ * arms nothing: trace-cmd polls with one before every splice, and a
+ * wake-up armed then costs the next commit an irq_work (an interrupt) that
+ * nobody waits for. One for any data arms even when ready, for an
+ * edge-triggered epoll, which waits on without polling again.
+ */
+static void rbt_poll_ready_arms_nothing(struct kunit *test)
+{
+	struct trace_buffer *buffer = rbt_alloc(test, RBT_SUBBUFS(8), 0);
+	size_t need = DIV_ROUND_UP(50 * 8, 100) - 1;
+	u32 tag = 0;
+
+	KUNIT_EXPECT_TRUE(test, rbt_poll_then_write(test, buffer, 0, 0, 0, &tag));
+	KUNIT_EXPECT_TRUE(test, rbt_poll_then_write(test, buffer, 0, RBT_READY, 0, &tag));
+	KUNIT_EXPECT_TRUE(test, rbt_poll_then_write(test, buffer, 50, 0, need, &tag));
+	KUNIT_EXPECT_FALSE(test, rbt_poll_then_write(test, buffer, 50, RBT_READY, 0, &tag));
+}
+
 static struct kunit_case rbt_wait_cases[] = {
 	KUNIT_CASE(rbt_wait_any),
 	KUNIT_CASE(rbt_wait_watermark),
 	KUNIT_CASE(rbt_wake_waiters),
 	KUNIT_CASE(rbt_poll_wait),
 	KUNIT_CASE(rbt_poll_low_watermark),
+	KUNIT_CASE(rbt_poll_ready_arms_nothing),
 	{}
 };
 
