@@ -2040,7 +2040,7 @@ static bool rbt_poll_then_write(struct kunit *test, struct trace_buffer *buffer,
  * nobody waits for. One for any data arms even when ready, for an
  * edge-triggered epoll, which waits on without polling again.
  */
-static void rbt_poll_ready_arms_nothing(struct kunit *test)
+static void rbt_poll_arms_wakeup(struct kunit *test)
 {
 	struct trace_buffer *buffer = rbt_alloc(test, RBT_SUBBUFS(8), 0);
 	size_t need = DIV_ROUND_UP(50 * 8, 100) - 1;
@@ -2058,7 +2058,7 @@ static struct kunit_case rbt_wait_cases[] = {
 	KUNIT_CASE(rbt_wake_waiters),
 	KUNIT_CASE(rbt_poll_wait),
 	KUNIT_CASE(rbt_poll_low_watermark),
-	KUNIT_CASE(rbt_poll_ready_arms_nothing),
+	KUNIT_CASE(rbt_poll_arms_wakeup),
 	{}
 };
 
