@@ -30,6 +30,10 @@ CONF = r'''
 RBM_HAMMERS=0; RBM_NOREADER=0; FN_LOOPS=20; FN_BUFFER_KB=1408; RBM_PARAMS=""
 snap() {
 	say "SNAP $1 $(grep -E '^ctxt' /proc/stat)"
+	# user nice system idle iowait irq softirq, in USER_HZ ticks, per CPU
+	grep -E '^cpu[0-9]' /proc/stat | while read c u n s i w q sq rest; do
+		say "SNAP $1 $c: user $u system $s idle $i irq $q softirq $sq"
+	done
 	grep -E 'IWI|RES|CAL|LOC|TLB' /proc/interrupts | while read l; do say "SNAP $1 $l"; done
 	grep -E 'RCU|TIMER|SCHED' /proc/softirqs | while read l; do say "SNAP $1 $l"; done
 }
