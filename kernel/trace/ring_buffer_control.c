@@ -256,7 +256,7 @@ static void rb_free_cpu_buffer(struct rb_cpu_buffer *cpu_buffer, unsigned int or
 	else
 		rb_ring_free(&ring, order);
 	if (cpu_buffer->spare)
-		free_pages((unsigned long)cpu_buffer->spare, cpu_buffer->spare_order);
+		rb_free_data_page(cpu_buffer->spare);
 	kfree(cpu_buffer);
 }
 

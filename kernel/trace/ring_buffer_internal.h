@@ -353,8 +353,7 @@ struct rb_cpu_buffer {
 	atomic_t		record_disabled;
 	atomic_t		resize_disabled;
 	atomic_t		ctl;		/* RB_CTL_*: who may change this CPU buffer */
-	struct rb_page		*spare;		/* a free page for read pages */
-	unsigned int		spare_order;
+	struct rb_page		*spare;		/* a free page for read pages: xchg() */
 	struct rb_waiters	waiters;
 
 	/*
@@ -903,6 +902,23 @@ int rb_range_attach(struct rb_cpu_buffer *cpu_buffer);
 static inline bool rb_pages_pinned(struct rb_cpu_buffer *cpu_buffer)
 {
 	return cpu_buffer->mapped || cpu_buffer->range;
+}
+
+/*
+ * Read pages and the sub-buffers a swap hands out come from the page
+ * allocator with __GFP_COMP, so such a page knows its own order (0 for a
+ * single page): a read page kept across an order change is told apart and
+ * freed whole. A persistent buffer's sub-buffers are not such pages; they
+ * never leave the ring (rb_pages_pinned()).
+ */
+static inline unsigned int rb_data_page_order(struct rb_page *page)
+{
+	return compound_order(virt_to_page(page));
+}
+
+static inline void rb_free_data_page(struct rb_page *page)
+{
+	free_pages((unsigned long)page, rb_data_page_order(page));
 }
 
 /* ---- defined in ring_buffer_control.c ---- */

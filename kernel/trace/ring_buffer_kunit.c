@@ -3,7 +3,8 @@
  * KUnit tests for the ring buffer.
  *
  * The tests use only include/linux/ring_buffer.h and the reader ABI: the
- * layout of sub-buffers and events that trace-cmd and libtraceevent parse.
+ * layout of sub-buffers and events that trace-cmd and libtraceevent parse,
+ * and that a read page is page-allocator memory splice takes references on.
  * No test looks inside ring_buffer.c, so the same file checks whichever
  * implementation is built.
  *
@@ -1625,6 +1626,70 @@ static void rbt_subbuf_orders_large(struct kunit *test)
 	rbt_expect_tags(test, buffer, cpu, 5, 1);
 }
 
+/*
+ * One freed read page per CPU is kept for the next allocation, outside the
+ * reader lock (design document, "Page reads and splice"): the next
+ * allocation gets that page back, a sub-buffer a swap handed out included;
+ * after an order change it gets one of the new order; a page splice still
+ * holds is not kept. A kept page comes back as it was, a new one zeroed:
+ * a mark in its last byte tells them apart (the page allocator may well
+ * hand out the page just freed).
+ */
+static void rbt_read_page_spare(struct kunit *test)
+{
+	struct trace_buffer *buffer = rbt_alloc(test, RBT_SUBBUFS(8), 0);
+	int cpu = rbt_cpu(test);
+	struct buffer_data_read_page *rpage = NULL;
+	u8 *data, *swapped;
+	unsigned int per;
+	int err;
+
+	KUNIT_ASSERT_EQ(test, 0, ring_buffer_subbuf_order_set(buffer, 1));
+	KUNIT_ASSERT_EQ(test, 0, ring_buffer_alloc_read_page(buffer, cpu, &rpage));
+	data = ring_buffer_read_page_data(rpage);
+	data[(PAGE_SIZE << 1) - 1] = 0x5a;
+	ring_buffer_free_read_page(buffer, cpu, rpage);
+	rpage = NULL;
+	KUNIT_ASSERT_EQ(test, 0, ring_buffer_alloc_read_page(buffer, cpu, &rpage));
+	KUNIT_EXPECT_PTR_EQ(test, (u8 *)ring_buffer_read_page_data(rpage), data);
+	KUNIT_EXPECT_EQ(test, data[(PAGE_SIZE << 1) - 1], 0x5a);
+	KUNIT_EXPECT_EQ(test, ring_buffer_read_page_size(rpage), PAGE_SIZE << 1);
+	ring_buffer_free_read_page(buffer, cpu, rpage);
+
+	/* The kept page is of order 1 now, the buffer's of order 0. */
+	rpage = NULL;
+	KUNIT_ASSERT_EQ(test, 0, ring_buffer_subbuf_order_set(buffer, 0));
+	per = rbt_capacity(buffer) / rbt_event_bytes(64);
+	KUNIT_ASSERT_EQ(test, 0, ring_buffer_alloc_read_page(buffer, cpu, &rpage));
+	KUNIT_EXPECT_EQ(test, ring_buffer_read_page_size(rpage), PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, compound_order(virt_to_page(ring_buffer_read_page_data(rpage))), 0);
+
+	/* A full sub-buffer is swapped out; freed, it is the next read page. */
+	KUNIT_ASSERT_EQ(test, rbt_fill_buffer(buffer, 2 * per, 64, 1000), 2 * per);
+	data = ring_buffer_read_page_data(rpage);
+	KUNIT_ASSERT_EQ(test, 0, ring_buffer_read_page(buffer, rpage, PAGE_SIZE, cpu, 1));
+	swapped = ring_buffer_read_page_data(rpage);
+	KUNIT_EXPECT_PTR_NE(test, swapped, data);
+	swapped[PAGE_SIZE - 1] = 0xa5;
+	ring_buffer_free_read_page(buffer, cpu, rpage);
+	rpage = NULL;
+	KUNIT_ASSERT_EQ(test, 0, ring_buffer_alloc_read_page(buffer, cpu, &rpage));
+	KUNIT_EXPECT_PTR_EQ(test, (u8 *)ring_buffer_read_page_data(rpage), swapped);
+	KUNIT_EXPECT_EQ(test, swapped[PAGE_SIZE - 1], 0xa5);
+
+	/* A page with another reference (splice's) is not kept. */
+	get_page(virt_to_page(swapped));
+	ring_buffer_free_read_page(buffer, cpu, rpage);
+	rpage = NULL;
+	err = ring_buffer_alloc_read_page(buffer, cpu, &rpage);
+	if (!err)
+		KUNIT_EXPECT_PTR_NE(test, (u8 *)ring_buffer_read_page_data(rpage), swapped);
+	put_page(virt_to_page(swapped));
+	KUNIT_ASSERT_EQ(test, err, 0);
+	KUNIT_EXPECT_EQ(test, 0, ring_buffer_read_page(buffer, rpage, PAGE_SIZE, cpu, 0));
+	ring_buffer_free_read_page(buffer, cpu, rpage);
+}
+
 static void rbt_swap_cpu(struct kunit *test)
 {
 	struct trace_buffer *a = rbt_alloc(test, RBT_SUBBUFS(4), 0);
@@ -2737,6 +2802,7 @@ static struct kunit_case rbt_control_cases[] = {
 	KUNIT_CASE(rbt_resize),
 	KUNIT_CASE(rbt_subbuf_orders),
 	KUNIT_CASE(rbt_subbuf_orders_large),
+	KUNIT_CASE(rbt_read_page_spare),
 	KUNIT_CASE(rbt_swap_cpu),
 	KUNIT_CASE(rbt_swap_two_classes),
 	KUNIT_CASE(rbt_reset),

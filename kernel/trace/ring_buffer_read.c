@@ -684,25 +684,23 @@ static unsigned int rb_rpage_capacity(struct buffer_data_read_page *rpage)
 }
 
 /*
- * The CPU's cached free page, else a new one: zeroed, and from the page
- * allocator, since splice hands it on by its struct page.
+ * The CPU's cached free page if it has the order asked for, else a new one,
+ * zeroed and from the page allocator, since splice hands it on by its struct
+ * page. The cache is one slot taken with xchg() and filled with cmpxchg()
+ * (ring_buffer_free_read_page()), not under reader_lock: a splice of one
+ * page then takes the reader lock once, in ring_buffer_read_page(), and
+ * under the function tracer every lock and unlock is an event the reader
+ * itself must read back.
  */
 static struct rb_page *rb_get_data_page(struct rb_cpu_buffer *cpu_buffer, unsigned int order)
 {
-	unsigned int spare_order;
-	struct rb_page *page;
+	struct rb_page *page = xchg(&cpu_buffer->spare, NULL);
 	struct page *pg;
-	unsigned long flags;
 
-	raw_spin_lock_irqsave(&cpu_buffer->reader_lock, flags);
-	page = cpu_buffer->spare;
-	spare_order = cpu_buffer->spare_order;
-	cpu_buffer->spare = NULL;
-	raw_spin_unlock_irqrestore(&cpu_buffer->reader_lock, flags);
-	if (page && spare_order == order)
+	if (page && rb_data_page_order(page) == order)
 		return page;
 	if (page)
-		free_pages((unsigned long)page, spare_order);
+		rb_free_data_page(page);
 	pg = alloc_pages_node(cpu_to_node(cpu_buffer->cpu), GFP_KERNEL | __GFP_RETRY_MAYFAIL |
 			      __GFP_COMP | __GFP_ZERO, order);
 	return pg ? page_address(pg) : NULL;
@@ -766,22 +764,15 @@ void ring_buffer_free_read_page(struct trace_buffer *buffer, int cpu,
 {
 	struct rb_cpu_buffer *cpu_buffer;
 	struct rb_page *page;
-	unsigned long flags;
 
 	if (!rpage)
 		return;
 	page = rpage->data;
 	cpu_buffer = buffer ? rb_cpu(buffer, cpu) : NULL;
+	/* Splice may still hold the page: then only its last put frees it. */
 	if (page && cpu_buffer && rpage->order == READ_ONCE(buffer->subbuf_order) &&
-	    page_ref_count(virt_to_page(page)) == 1) {
-		raw_spin_lock_irqsave(&cpu_buffer->reader_lock, flags);
-		if (!cpu_buffer->spare) {
-			cpu_buffer->spare = page;
-			cpu_buffer->spare_order = rpage->order;
-			page = NULL;
-		}
-		raw_spin_unlock_irqrestore(&cpu_buffer->reader_lock, flags);
-	}
+	    page_ref_count(virt_to_page(page)) == 1 && !cmpxchg(&cpu_buffer->spare, NULL, page))
+		page = NULL;
 	if (page)
 		free_pages((unsigned long)page, rpage->order);
 	kfree(rpage);
