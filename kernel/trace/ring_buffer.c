@@ -441,8 +441,12 @@ static int rb_swap_head(struct rb_cpu_buffer *cpu_buffer)
 	rb_slot_set(cpu_buffer, hv, cpu_buffer->reader_id);
 	WRITE_ONCE(cpu_buffer->reader_id, x);
 	before = rb_sb_before(cpu_buffer, xs);
-	/* A closed sub-buffer was published after everything the reader saw. */
-	if (!RB_WARN_STOP(cpu_buffer, before < cpu_buffer->next_before))
+	/*
+	 * A closed sub-buffer was published after everything the reader saw.
+	 * The counts are running totals that wrap (on 32-bit after 2^32
+	 * events, minutes of a busy trace): compare their distance.
+	 */
+	if (!RB_WARN_STOP(cpu_buffer, (long)(before - cpu_buffer->next_before) < 0))
 		cpu_buffer->lost_events += before - cpu_buffer->next_before;
 	cpu_buffer->read_pos = 0;
 	cpu_buffer->read_stamp = xs->page->time_stamp;

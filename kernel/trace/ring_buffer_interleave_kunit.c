@@ -1337,6 +1337,53 @@ static void rbi_stop_on_broken(struct kunit *test)
 }
 
 /*
+ * The loss counts are running totals in unsigned long: on 32-bit they wrap
+ * after 2^32 events. Start them just short of the wrap (nothing is written
+ * yet, so nobody else looks), write three rings' worth in overwrite mode
+ * and read everything: the losses reported must add up to the overrun,
+ * with every event read or lost once, and the CPU buffer must still record.
+ * A comparison of the totals instead of their distance stops it at the wrap.
+ */
+static void rbi_loss_count_wraps(struct kunit *test)
+{
+	const unsigned long start = ULONG_MAX - 5;
+	struct rb_cpu_buffer *cpu_buffer;
+	struct trace_buffer *buffer;
+	unsigned long lost, lost_sum = 0, read = 0, written = 0;
+	u64 data[4] = {}, ts;
+	unsigned int i, per_ring;
+	int c;
+
+	buffer = ring_buffer_alloc(3 * PAGE_SIZE, RB_FL_OVERWRITE);
+	KUNIT_ASSERT_NOT_NULL(test, buffer);
+	preempt_disable();
+	c = raw_smp_processor_id();
+	preempt_enable();
+	KUNIT_ASSERT_EQ(test, 0, set_cpus_allowed_ptr(current, cpumask_of(c)));
+	cpu_buffer = buffer->cpus[c];
+	cpu_buffer->next_before = start;
+	for (i = 0; i <= cpu_buffer->nr; i++)
+		cpu_buffer->subbufs[i].events_before = start;
+	per_ring = (cpu_buffer->nr + 1) * (rb_capacity(buffer) / rb_event_bytes(sizeof(data)));
+	for (i = 0; i < 3 * per_ring; i++) {
+		data[0] = i;
+		if (!ring_buffer_write(buffer, sizeof(data), data))
+			written++;
+	}
+	KUNIT_EXPECT_EQ(test, written, 3UL * per_ring);
+	while (ring_buffer_consume(buffer, c, &ts, &lost)) {
+		read++;
+		lost_sum += lost;
+	}
+	KUNIT_EXPECT_EQ(test, lost_sum, ring_buffer_overrun_cpu(buffer, c));
+	KUNIT_EXPECT_EQ(test, read + lost_sum, written);
+	KUNIT_EXPECT_GT(test, lost_sum, 0UL);
+	KUNIT_EXPECT_EQ(test, 0, ring_buffer_write(buffer, sizeof(data), data));
+	KUNIT_EXPECT_EQ(test, 0, atomic_read(&cpu_buffer->record_disabled));
+	ring_buffer_free(buffer);
+}
+
+/*
  * A resize copies the ring with interrupts on and installs the copy only
  * if no reader moved the head meanwhile (rb_resize_cpu()). Every point it
  * passes with interrupts on gets a consume, or a read_page, there: the
@@ -1614,6 +1661,7 @@ static struct kunit_case rbi_cases[] = {
 	KUNIT_CASE(rbi_claim_of_other),
 	KUNIT_CASE(rbi_ninth_nested),
 	KUNIT_CASE(rbi_stop_on_broken),
+	KUNIT_CASE(rbi_loss_count_wraps),
 	KUNIT_CASE(rbi_iter_event_too_big),
 	{}
 };
