@@ -658,9 +658,16 @@ rb_time_how(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu_buffer, bool 
 	return *delta <= RB_STAMP_MASK ? RB_T_EXTEND : RB_T_STAMP;
 }
 
-/* The outermost writer keeps time from going backwards. */
+/*
+ * The outermost writer keeps time from going backwards within a sub-buffer
+ * (@in_subbuf: its event is not the first there). A sub-buffer starts at
+ * the clock's own value: after a clock that jumped far back (a CPU that
+ * was offline when trace_clock changed, a TSC reset on resume), clamping
+ * across sub-buffers would freeze every later event at the old time until
+ * the clock caught up, which it may never do.
+ */
 static __always_inline u64 rb_clock(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu_buffer,
-				    bool outermost)
+				    bool in_subbuf)
 {
 	u64 ts, last = 0;
 
@@ -669,7 +676,7 @@ static __always_inline u64 rb_clock(struct trace_buffer *buffer, struct rb_cpu_b
 	 * our clock read would look like time going back (our pass then
 	 * fails its cmpxchg anyway).
 	 */
-	if (outermost)
+	if (in_subbuf)
 		last = rb_stamp_ts(cpu_buffer);
 	barrier();
 	/* An indirect call costs a retpoline: call the default clock directly. */
@@ -712,7 +719,7 @@ rb_reserve(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu_buffer, struct
 		 * clock order.
 		 */
 		barrier();
-		ts = rb_clock(buffer, cpu_buffer, outermost);
+		ts = rb_clock(buffer, cpu_buffer, outermost && rb_w_off(w));
 		how = rb_time_how(buffer, cpu_buffer, outermost, w, ts, &delta);
 		need = bytes + (how >= RB_T_EXTEND ? RB_LEN_TIME : 0);
 		if (rb_w_off(w) + need > cap) {

@@ -714,6 +714,43 @@ static void rbt_clock_backwards(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, ring_buffer_consume(buffer, cpu, NULL, NULL));
 }
 
+/*
+ * A clock that jumps far back and stays there (a CPU that was offline when
+ * trace_clock changed, a TSC reset on resume) may freeze the time of the
+ * events left on its sub-buffer, but from the next sub-buffer on at the
+ * latest, time stamps follow the clock again: below the old time, and
+ * increasing.
+ */
+static void rbt_clock_jumps_back(struct kunit *test)
+{
+	struct trace_buffer *buffer = rbt_alloc(test, RBT_SUBBUFS(8), 0);
+	const u64 before = 1000000000000ULL;
+	unsigned int per_subbuf = rbt_capacity(buffer) / rbt_event_bytes(8);
+	unsigned int i, n = 3 * per_subbuf;
+	struct ring_buffer_event *event;
+	int cpu = rbt_cpu(test);
+	u64 ts, last = 0;
+
+	WRITE_ONCE(rbt_step, 1);
+	KUNIT_ASSERT_EQ(test, 0, rbt_write_at(buffer, before, 8, 0));
+	rbt_set_time(1000);
+	for (i = 1; i <= n; i++)
+		KUNIT_ASSERT_EQ(test, 0, rbt_write(buffer, 8, i));
+	for (i = 0; i <= n; i++) {
+		event = ring_buffer_consume(buffer, cpu, &ts, NULL);
+		KUNIT_ASSERT_NOT_NULL(test, event);
+		KUNIT_ASSERT_EQ(test, rbt_tag(ring_buffer_event_data(event)), i);
+		/* Events past what the first sub-buffer can hold are on a later one. */
+		if (i >= per_subbuf) {
+			KUNIT_ASSERT_LT_MSG(test, ts, before, "event %u", i);
+			if (i > per_subbuf)
+				KUNIT_ASSERT_GT_MSG(test, ts, last, "event %u", i);
+		}
+		last = ts;
+	}
+	KUNIT_EXPECT_NULL(test, ring_buffer_consume(buffer, cpu, NULL, NULL));
+}
+
 static void rbt_absolute_mode(struct kunit *test)
 {
 	struct trace_buffer *buffer = rbt_alloc(test, RBT_SUBBUFS(4), 0);
@@ -806,6 +843,7 @@ static struct kunit_case rbt_time_cases[] = {
 	KUNIT_CASE(rbt_deltas),
 	KUNIT_CASE(rbt_reader_time_stamps),
 	KUNIT_CASE(rbt_clock_backwards),
+	KUNIT_CASE(rbt_clock_jumps_back),
 	KUNIT_CASE(rbt_absolute_mode),
 	KUNIT_CASE(rbt_absolute_mode_largest),
 	KUNIT_CASE(rbt_event_time_stamp),
