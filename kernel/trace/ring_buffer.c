@@ -336,19 +336,24 @@ static void rb_wake(struct rb_waiters *w)
 	irq_work_queue(&w->work);
 }
 
-/* After publishing: wake whoever waits and is now satisfied (M7). */
+/*
+ * After publishing: wake whoever waits and is now satisfied (M7). The
+ * writer still holds its recursion bit, so the snapshot swap refuses and
+ * the owner is still the buffer rb_begin_write() checked.
+ */
 static void rb_wake_check(struct rb_cpu_buffer *cpu_buffer)
 {
-	struct rb_waiters *bw = &rb_owner(cpu_buffer)->waiters;
+	struct trace_buffer *buffer = rb_owner(cpu_buffer);
+	struct rb_waiters *bw = &buffer->waiters, *cw = &buffer->cpu_waiters[cpu_buffer->cpu];
 
 	if (unlikely(READ_ONCE(bw->pending)))
 		rb_wake(bw);
-	if (unlikely(READ_ONCE(cpu_buffer->waiters.pending)))
-		rb_wake(&cpu_buffer->waiters);
-	if (unlikely(READ_ONCE(cpu_buffer->waiters.full_pending)) &&
-	    rb_watermark_reached(cpu_buffer, max(READ_ONCE(cpu_buffer->waiters.full_min), 1))) {
-		WRITE_ONCE(cpu_buffer->waiters.full_pending, false);
-		irq_work_queue(&cpu_buffer->waiters.work);
+	if (unlikely(READ_ONCE(cw->pending)))
+		rb_wake(cw);
+	if (unlikely(READ_ONCE(cw->full_pending)) &&
+	    rb_watermark_reached(cpu_buffer, max(READ_ONCE(cw->full_min), 1))) {
+		WRITE_ONCE(cw->full_pending, false);
+		irq_work_queue(&cw->work);
 	}
 }
 

@@ -186,14 +186,15 @@ static void rb_wakeup_work(struct irq_work *work)
 	rb_wake_all(container_of(work, struct rb_waiters, work));
 }
 
-static void rb_waiters_init(struct rb_waiters *w, bool per_cpu)
+static void rb_waiters_init(struct rb_waiters *w, struct trace_buffer *buffer, int cpu)
 {
 	init_irq_work(&w->work, rb_wakeup_work);
 	init_waitqueue_head(&w->wait);
 	init_waitqueue_head(&w->full_wait);
 	atomic_set(&w->seq, 0);
 	atomic_set(&w->recheck_req, 0);
-	w->per_cpu = per_cpu;
+	w->buffer = buffer;
+	w->cpu = cpu;
 }
 
 /* ---- per-CPU buffers ---- */
@@ -227,7 +228,6 @@ static struct rb_cpu_buffer *rb_alloc_cpu_buffer(struct trace_buffer *buffer, in
 	cpu_buffer->lock_key = buffer->reader_lock_key;
 	lockdep_set_class(&cpu_buffer->reader_lock, cpu_buffer->lock_key);
 	mutex_init(&cpu_buffer->map_lock);
-	rb_waiters_init(&cpu_buffer->waiters, true);
 	rb_ring_swap(cpu_buffer, &ring);
 	if (buffer->range_start) {
 		if (rb_range_attach(cpu_buffer)) {
@@ -247,7 +247,6 @@ static void rb_free_cpu_buffer(struct rb_cpu_buffer *cpu_buffer, unsigned int or
 {
 	struct rb_ring ring = {};
 
-	irq_work_sync(&cpu_buffer->waiters.work);
 	/* Every vma holds the trace file open, and so the buffer. */
 	WARN_ON_ONCE(cpu_buffer->mapped);
 	rb_ring_swap(cpu_buffer, &ring);
@@ -917,9 +916,9 @@ int ring_buffer_swap_cpu(struct trace_buffer *buffer_a, struct trace_buffer *buf
 	WRITE_ONCE(buffer_b->cpus[cpu], cpu_buffer_a);
 	WRITE_ONCE(cpu_buffer_a->buffer, buffer_b);
 	WRITE_ONCE(cpu_buffer_b->buffer, buffer_a);
-	/* Waiters sleep on the moved buffers: let them look again. */
-	irq_work_queue(&cpu_buffer_a->waiters.work);
-	irq_work_queue(&cpu_buffer_b->waiters.work);
+	/* Data came in on both sides: let the CPU's waiters look again. */
+	irq_work_queue(&buffer_a->cpu_waiters[cpu].work);
+	irq_work_queue(&buffer_b->cpu_waiters[cpu].work);
 	ret = 0;
 enable:
 	/* M6, pairs with rb_recording(): recording on shows the new pointers. */
@@ -1342,15 +1341,20 @@ EXPORT_SYMBOL_GPL(ring_buffer_max_event_size);
  * Has @cpu_buffer (or, if NULL, any CPU of @buffer) what a waiter for @full wants?
  * A CPU buffer moved by a swap is asked through the buffer it is in now.
  */
-static bool rb_has_data(struct trace_buffer *buffer, struct rb_cpu_buffer *cpu_buffer, int full)
+static bool rb_has_data(struct trace_buffer *buffer, int cpu, int full)
 {
+	struct rb_cpu_buffer *cpu_buffer;
 	unsigned long flags;
 	bool hit;
 
-	if (!cpu_buffer)
+	if (cpu == RING_BUFFER_ALL_CPUS)
 		return !ring_buffer_empty(buffer);
 	if (!full)
-		return !ring_buffer_empty_cpu(READ_ONCE(cpu_buffer->buffer), cpu_buffer->cpu);
+		return !ring_buffer_empty_cpu(buffer, cpu);
+	/* Looked up each time: a snapshot swap may have moved it. */
+	cpu_buffer = rb_cpu(buffer, cpu);
+	if (!cpu_buffer)
+		return false;
 	/* The reader lock keeps the pages it reads from a resize. */
 	raw_spin_lock_irqsave(&cpu_buffer->reader_lock, flags);
 	hit = rb_watermark_hit(cpu_buffer, full);
@@ -1377,15 +1381,9 @@ static void rb_set_pending(struct rb_waiters *w, int full)
 /* Would a writer have woken @w's waiters? Used by the recheck. */
 static bool rb_waiters_hit(struct rb_waiters *w)
 {
-	struct rb_cpu_buffer *cpu_buffer;
-
-	if (!w->per_cpu)
-		return READ_ONCE(w->pending) &&
-		       rb_has_data(container_of(w, struct trace_buffer, waiters), NULL, 0);
-	cpu_buffer = container_of(w, struct rb_cpu_buffer, waiters);
-	if (READ_ONCE(w->pending) && rb_has_data(NULL, cpu_buffer, 0))
+	if (READ_ONCE(w->pending) && rb_has_data(w->buffer, w->cpu, 0))
 		return true;
-	return READ_ONCE(w->full_pending) && rb_has_data(NULL, cpu_buffer, READ_ONCE(w->full_min));
+	return READ_ONCE(w->full_pending) && rb_has_data(w->buffer, w->cpu, READ_ONCE(w->full_min));
 }
 
 static void rb_recheck_fn(struct rcu_head *head);
@@ -1428,10 +1426,7 @@ static void rb_waiters_sync(struct rb_waiters *w)
 }
 
 struct rb_wait {
-	struct trace_buffer	*buffer;
-	struct rb_cpu_buffer	*cpu_buffer;	/* NULL: any CPU */
 	struct rb_waiters	*w;
-	int			cpu;
 	int			full;
 	int			seq;
 	ring_buffer_cond_fn	cond;
@@ -1440,9 +1435,9 @@ struct rb_wait {
 
 static bool rb_wait_cond(struct rb_wait *wt)
 {
-	if (wt->cpu_buffer && rb_cpu(wt->buffer, wt->cpu) != wt->cpu_buffer)
-		return true;	/* swapped away: the caller must look again */
-	if (rb_has_data(wt->buffer, wt->cpu_buffer, wt->full))
+	struct rb_waiters *w = wt->w;
+
+	if (rb_has_data(w->buffer, w->cpu, wt->full))
 		return true;
 	/* The acquire pairs with rb_wake_all()'s atomic_inc_return(). */
 	if (wt->cond ? wt->cond(wt->data) : atomic_read_acquire(&wt->w->seq) != wt->seq)
@@ -1450,7 +1445,7 @@ static bool rb_wait_cond(struct rb_wait *wt)
 	rb_set_pending(wt->w, wt->full);
 	/* M7: the flag is visible before we look; writers may miss it anyway. */
 	smp_mb();
-	if (rb_has_data(wt->buffer, wt->cpu_buffer, wt->full))
+	if (rb_has_data(w->buffer, w->cpu, wt->full))
 		return true;
 	rb_request_recheck(wt->w);
 	return false;
@@ -1470,16 +1465,12 @@ static bool rb_wait_cond(struct rb_wait *wt)
 int ring_buffer_wait(struct trace_buffer *buffer, int cpu, int full,
 		     ring_buffer_cond_fn cond, void *data)
 {
-	struct rb_wait wt = {
-		.buffer = buffer, .cpu = cpu, .cond = cond, .data = data,
-		.w = &buffer->waiters,
-	};
+	struct rb_wait wt = { .cond = cond, .data = data, .w = &buffer->waiters };
 
 	if (cpu != RING_BUFFER_ALL_CPUS) {
-		wt.cpu_buffer = rb_cpu(buffer, cpu);
-		if (!wt.cpu_buffer)
+		if (!rb_cpu(buffer, cpu))
 			return -ENODEV;
-		wt.w = &wt.cpu_buffer->waiters;
+		wt.w = &buffer->cpu_waiters[cpu];
 		wt.full = full;
 	}
 	wt.seq = atomic_read_acquire(&wt.w->seq);	/* as in rb_wait_cond() */
@@ -1503,13 +1494,11 @@ __poll_t ring_buffer_poll_wait(struct trace_buffer *buffer, int cpu,
 			       struct file *filp, poll_table *poll_table, int full)
 {
 	struct rb_waiters *w = &buffer->waiters;
-	struct rb_cpu_buffer *cpu_buffer = NULL;
 
 	if (cpu != RING_BUFFER_ALL_CPUS) {
-		cpu_buffer = rb_cpu(buffer, cpu);
-		if (!cpu_buffer)
+		if (!rb_cpu(buffer, cpu))
 			return EPOLLERR;
-		w = &cpu_buffer->waiters;
+		w = &buffer->cpu_waiters[cpu];
 	} else {
 		full = 0;
 	}
@@ -1521,11 +1510,11 @@ __poll_t ring_buffer_poll_wait(struct trace_buffer *buffer, int cpu,
 	 * when ready: an edge-triggered epoll waits on without polling again,
 	 * for the next event after the reader has emptied the buffer.
 	 */
-	if (full && rb_has_data(buffer, cpu_buffer, full))
+	if (full && rb_has_data(buffer, cpu, full))
 		return EPOLLIN | EPOLLRDNORM;
 	rb_set_pending(w, full);
 	smp_mb();	/* M7, as in rb_wait_cond() */
-	if (rb_has_data(buffer, cpu_buffer, full))
+	if (rb_has_data(buffer, cpu, full))
 		return EPOLLIN | EPOLLRDNORM;
 	rb_request_recheck(w);
 	return 0;
@@ -1541,19 +1530,17 @@ __poll_t ring_buffer_poll_wait(struct trace_buffer *buffer, int cpu,
  */
 void ring_buffer_wake_waiters(struct trace_buffer *buffer, int cpu)
 {
-	struct rb_cpu_buffer *cpu_buffer;
 	int i;
 
 	if (!buffer)
 		return;
 	if (cpu != RING_BUFFER_ALL_CPUS) {
-		cpu_buffer = rb_cpu(buffer, cpu);
-		if (cpu_buffer)
-			irq_work_queue(&cpu_buffer->waiters.work);
+		if (rb_cpu(buffer, cpu))
+			irq_work_queue(&buffer->cpu_waiters[cpu].work);
 		return;
 	}
-	for (i = -1; (cpu_buffer = rb_next_cpu(buffer, &i)); )
-		irq_work_queue(&cpu_buffer->waiters.work);
+	for_each_cpu(i, buffer->cpumask)
+		irq_work_queue(&buffer->cpu_waiters[i].work);
 	irq_work_queue(&buffer->waiters.work);
 }
 
@@ -1587,7 +1574,9 @@ static struct trace_buffer *rb_alloc(unsigned long size, unsigned int flags, uns
 	if (!buffer)
 		return NULL;
 	buffer->cpus = kcalloc(nr_cpu_ids, sizeof(*buffer->cpus), GFP_KERNEL);
-	if (!buffer->cpus || !zalloc_cpumask_var(&buffer->cpumask, GFP_KERNEL) ||
+	buffer->cpu_waiters = kcalloc(nr_cpu_ids, sizeof(*buffer->cpu_waiters), GFP_KERNEL);
+	if (!buffer->cpus || !buffer->cpu_waiters ||
+	    !zalloc_cpumask_var(&buffer->cpumask, GFP_KERNEL) ||
 	    !zalloc_cpumask_var(&buffer->quiesced, GFP_KERNEL))
 		goto fail_free;
 
@@ -1598,7 +1587,9 @@ static struct trace_buffer *rb_alloc(unsigned long size, unsigned int flags, uns
 	buffer->subbuf_size = PAGE_SIZE << order;
 	buffer->max_data_size = rb_capacity(buffer) - RB_LEN_TIME;
 	mutex_init(&buffer->mutex);
-	rb_waiters_init(&buffer->waiters, false);
+	rb_waiters_init(&buffer->waiters, buffer, RING_BUFFER_ALL_CPUS);
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
+		rb_waiters_init(&buffer->cpu_waiters[cpu], buffer, cpu);
 
 	if (range_size) {
 		if (rb_range_layout(buffer, start, range_size)) {
@@ -1632,6 +1623,7 @@ fail_free_cpus:
 fail_free:
 	free_cpumask_var(buffer->quiesced);
 	free_cpumask_var(buffer->cpumask);
+	kfree(buffer->cpu_waiters);
 	kfree(buffer->cpus);
 	kfree(buffer);
 	return NULL;
@@ -1694,12 +1686,13 @@ void ring_buffer_free(struct trace_buffer *buffer)
 		atomic_notifier_chain_unregister(&panic_notifier_list, &buffer->flush_nb);
 	cpuhp_state_remove_instance(CPUHP_TRACE_RB_PREPARE, &buffer->node);
 	rb_waiters_sync(&buffer->waiters);
-	for_each_cpu(cpu, buffer->cpumask) {
-		rb_waiters_sync(&buffer->cpus[cpu]->waiters);
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
+		rb_waiters_sync(&buffer->cpu_waiters[cpu]);
+	for_each_cpu(cpu, buffer->cpumask)
 		rb_free_cpu_buffer(buffer->cpus[cpu], order);
-	}
 	free_cpumask_var(buffer->quiesced);
 	free_cpumask_var(buffer->cpumask);
+	kfree(buffer->cpu_waiters);
 	kfree(buffer->cpus);
 #if IS_ENABLED(CONFIG_RING_BUFFER_TEST_POINTS)
 	kfree(buffer->test_hook);

@@ -271,7 +271,8 @@ struct rb_waiters {
 	bool			pending;	/* someone waits for any data */
 	bool			full_pending;	/* someone waits for a watermark */
 	int			full_min;	/* lowest watermark waited for */
-	bool			per_cpu;	/* in a rb_cpu_buffer, else in the buffer */
+	struct trace_buffer	*buffer;	/* whose waiters these are, */
+	int			cpu;		/* for one CPU or RING_BUFFER_ALL_CPUS */
 	/*
 	 * The waiters' recheck (M7): recheck_req counts the requests not yet
 	 * covered by a grace period that began after them; recheck_covered
@@ -354,7 +355,6 @@ struct rb_cpu_buffer {
 	atomic_t		resize_disabled;
 	atomic_t		ctl;		/* RB_CTL_*: who may change this CPU buffer */
 	struct rb_page		*spare;		/* a free page for read pages: xchg() */
-	struct rb_waiters	waiters;
 
 	/*
 	 * User-space mappings (ring_buffer_map.c). mapped, meta and the mmap
@@ -385,7 +385,13 @@ struct trace_buffer {
 	struct rb_cpu_buffer		**cpus;
 	struct hlist_node		node;
 	u64				(*clock)(void);
-	struct rb_waiters		waiters;
+	struct rb_waiters		waiters;	/* for data on any CPU */
+	/*
+	 * By CPU: a waiter for one CPU waits on its buffer's queue for that
+	 * CPU, not on the CPU buffer, which a snapshot swap can move to
+	 * another buffer under a poll() or epoll that queued there once.
+	 */
+	struct rb_waiters		*cpu_waiters;
 	bool				time_stamp_abs;
 	unsigned int			subbuf_order;
 	unsigned int			subbuf_size;	/* bytes, header included */

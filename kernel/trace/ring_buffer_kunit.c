@@ -2155,6 +2155,39 @@ static void rbt_poll_arms_wakeup(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, rbt_poll_then_write(test, buffer, 50, RBT_READY, 0, &tag));
 }
 
+/*
+ * poll() and select() queue their entry on the first pass only, and epoll
+ * at EPOLL_CTL_ADD; later passes poll with no queueing at all. After a
+ * snapshot swap of the CPU (irqsoff's new maximum, echo 1 >
+ * per_cpu/cpuN/snapshot), a write to the CPU buffer that came in must
+ * still wake that entry, or trace-cmd's recorder for the CPU sleeps while
+ * its buffer fills.
+ */
+static void rbt_poll_after_swap(struct kunit *test)
+{
+	struct trace_buffer *buffer = rbt_alloc(test, RBT_SUBBUFS(4), 0);
+	struct trace_buffer *spare = rbt_alloc(test, RBT_SUBBUFS(4), 0);
+	struct rbt_poller p = { .woken = ATOMIC_INIT(0) };
+	int cpu = rbt_cpu(test), ms;
+
+	if (!IS_ENABLED(CONFIG_RING_BUFFER_ALLOW_SWAP))
+		kunit_skip(test, "needs CONFIG_RING_BUFFER_ALLOW_SWAP");
+	init_poll_funcptr(&p.pt, rbt_poller_queue);
+	KUNIT_EXPECT_EQ(test, 0U, (__force unsigned int)
+			ring_buffer_poll_wait(buffer, cpu, NULL, &p.pt, 0));
+	KUNIT_ASSERT_NOT_NULL(test, p.head);
+	KUNIT_ASSERT_EQ(test, 0, ring_buffer_swap_cpu(spare, buffer, cpu));
+	/* A wake-up the swap may send is not the one this test wants. */
+	msleep(100);
+	atomic_set(&p.woken, 0);
+	KUNIT_EXPECT_EQ(test, rbt_poll(buffer, cpu, 0), 0U);
+	KUNIT_EXPECT_EQ(test, 0, rbt_write(buffer, 100, 1));
+	for (ms = 0; ms < 200 && !atomic_read(&p.woken); ms += 20)
+		msleep(20);
+	remove_wait_queue(p.head, &p.entry);
+	KUNIT_EXPECT_GT(test, atomic_read(&p.woken), 0);
+}
+
 static struct kunit_case rbt_wait_cases[] = {
 	KUNIT_CASE(rbt_wait_any),
 	KUNIT_CASE(rbt_wait_watermark),
@@ -2162,6 +2195,7 @@ static struct kunit_case rbt_wait_cases[] = {
 	KUNIT_CASE(rbt_poll_wait),
 	KUNIT_CASE(rbt_poll_low_watermark),
 	KUNIT_CASE(rbt_poll_arms_wakeup),
+	KUNIT_CASE(rbt_poll_after_swap),
 	{}
 };
 
