@@ -783,11 +783,34 @@ EXPORT_SYMBOL_GPL(ring_buffer_subbuf_order_set);
 
 /* ---- reset ---- */
 
+/*
+ * A reset makes sub-buffer 0 the reader's. While mapped, user space holds
+ * the reader's sub-buffer by its mmap id, as meta->reader.id says; if that
+ * id now named another page, a client such as libtracefs would take the
+ * empty page it sees there for new data and lose its place. So give id 0
+ * the page user space holds, and its mmap id: both pages are empty now,
+ * and no mmap id changes its page. Under reader_lock, CPU quiesced.
+ */
+static void rb_reset_keep_mapped_reader(struct rb_cpu_buffer *cpu_buffer,
+					u32 held)
+{
+	struct rb_subbuf *sb = cpu_buffer->subbufs;
+	u32 reader = cpu_buffer->reader_id;
+
+	if (!cpu_buffer->meta || held == reader)
+		return;
+	swap(sb[held].page, sb[reader].page);
+	swap(cpu_buffer->map_id[held], cpu_buffer->map_id[reader]);
+	cpu_buffer->map_subbuf[cpu_buffer->map_id[held]] = held;
+	cpu_buffer->map_subbuf[cpu_buffer->map_id[reader]] = reader;
+}
+
 /* Reset every quiesced CPU buffer. Under buffer->mutex. */
 static void rb_reset_quiesced(struct trace_buffer *buffer)
 {
 	struct rb_cpu_buffer *cpu_buffer;
 	unsigned long flags;
+	u32 held;
 	int i;
 
 	synchronize_rcu();
@@ -795,7 +818,9 @@ static void rb_reset_quiesced(struct trace_buffer *buffer)
 		if (!rb_is_quiesced(buffer, cpu_buffer))
 			continue;
 		raw_spin_lock_irqsave(&cpu_buffer->reader_lock, flags);
+		held = cpu_buffer->reader_id;
 		rb_reset_cpu_ring(cpu_buffer);
+		rb_reset_keep_mapped_reader(cpu_buffer, held);
 		rb_meta_update(cpu_buffer);
 		raw_spin_unlock_irqrestore(&cpu_buffer->reader_lock, flags);
 	}

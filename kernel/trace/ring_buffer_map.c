@@ -13,17 +13,20 @@
  *   pgoff S * (m+1)  the sub-buffer of mmap id m, for m = 0 .. nr
  *
  * Relies on:
- *  - While mapped, every id keeps its page: resize and order changes see
- *    resize_disabled and refuse, the snapshot swap sees mapped and refuses,
- *    and ring_buffer_read_page() copies instead of exchanging pages (it
- *    tests mapped under the reader lock, which the first map holds while
- *    it sets it). So the pages a vma gets stay the CPU buffer's.
+ *  - While mapped, every mmap id keeps its page: resize and order changes
+ *    see resize_disabled and refuse, the snapshot swap sees mapped and
+ *    refuses, and ring_buffer_read_page() copies instead of exchanging
+ *    pages (it tests mapped under the reader lock, which the first map
+ *    holds while it sets it). So the pages a vma gets stay the CPU
+ *    buffer's. Only a reset moves a page to another of our ids, and its
+ *    mmap id with it (rb_reset_quiesced(), under buffer->mutex).
  *  - Under reader_lock only writers run, and they never change the id in
  *    a slot (R2): one head word read gives the whole ring order.
  * Maintains:
- *  - The mmap ids are fixed from the first map to the last unmap: the
- *    reader's sub-buffer is 0, then the ring in order from the head.
- *    map_id[] and map_subbuf[] are inverse permutations of 0 .. nr.
+ *  - The mmap ids are numbered at the first map: the reader's sub-buffer
+ *    is 0, then the ring in order from the head. map_id[] and
+ *    map_subbuf[] are inverse permutations of 0 .. nr; a reset exchanges
+ *    two of our ids in them, so that the reader's mmap id outlives it.
  *  - The meta page changes only at the first map, at GET_READER and at a
  *    reset (rb_meta_update()); writers never touch it.
  *  - A loss reaches user space once: in the commit word of the sub-buffer
@@ -256,8 +259,15 @@ static int rb_map_vma(struct rb_cpu_buffer *cpu_buffer, struct vm_area_struct *v
 	pages = kcalloc(n, sizeof(*pages), GFP_KERNEL);
 	if (!pages)
 		return -ENOMEM;
+	/*
+	 * A reset moves a page and its mmap id to another of our ids under
+	 * buffer->mutex: looked up half before and half after, an mmap id
+	 * would get another one's page.
+	 */
+	mutex_lock(&cpu_buffer->buffer->mutex);
 	for (i = 0; i < n; i++)
 		pages[i] = rb_map_page(cpu_buffer, pgoff + i, vma->vm_start + i * PAGE_SIZE);
+	mutex_unlock(&cpu_buffer->buffer->mutex);
 	return vm_insert_pages(vma, vma->vm_start, pages, &n);
 }
 #else

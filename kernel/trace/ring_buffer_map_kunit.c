@@ -239,6 +239,72 @@ static unsigned long rbm_drain(struct rbm *m, struct trace_buffer_meta *meta)
 }
 
 /*
+ * A reader of the mapping as libtracefs 1.8.3 is one: trace_mmap() when it
+ * opens, then at each tracefs_cpu_read() trace_mmap_load_subbuf() and
+ * kbuffer_read_buffer(). It holds the sub-buffer it loaded and how far it
+ * has parsed it. A reader.id other than the one it holds, GET_READER or
+ * not, is a new sub-buffer, read from its start; on the one it holds it
+ * first looks at the commit word again, and only when that shows nothing
+ * past where it got does it call GET_READER, where the same id back means
+ * nothing more to read. So the meta page must name the sub-buffer the
+ * reader holds until GET_READER hands out another.
+ */
+struct rbm_client {
+	u32		id;	/* the sub-buffer loaded */
+	unsigned int	pos;	/* parsed up to here */
+};
+
+/* trace_mmap(): load the reader's sub-buffer and skip what was read of it. */
+static void rbm_client_open(struct rbm *m, struct rbm_client *c)
+{
+	struct trace_buffer_meta meta;
+
+	rbm_meta(m, &meta);
+	c->id = meta.reader.id;
+	c->pos = meta.reader.read;
+}
+
+/* Parse c->id from c->pos to @len, in the copy m->page. */
+static unsigned int rbm_client_take(struct rbm *m, struct rbm_client *c, unsigned int len)
+{
+	unsigned int from = c->pos;
+
+	c->pos = len;
+	return rbm_walk(m, from, len);
+}
+
+/* One tracefs_cpu_read(): the number of events it returns, checked in order. */
+static unsigned int rbm_client_read(struct rbm *m, struct rbm_client *c)
+{
+	struct trace_buffer_meta meta;
+	unsigned int len, size = 0;
+	u64 payload;
+
+	rbm_meta(m, &meta);
+	if (meta.reader.id == c->id) {
+		/* kbuffer_refresh(): the length as the commit word gives it now. */
+		len = RBM_LEN(rbm_read_subbuf(m, c->id)->commit);
+		if (len > c->pos) {
+			/*
+			 * It asks GET_READER to count these as read when they end
+			 * past reader.read, measured from the sub-buffer's start
+			 * (header included), and reads up to @len either way.
+			 */
+			rbm_item(m->page, c->pos, &size, &payload);
+			if (RBM_HDR + c->pos + size > meta.reader.read)
+				KUNIT_ASSERT_EQ(m->test, rbm_get_reader(m, &meta), 0);
+			return rbm_client_take(m, c, len);
+		}
+		KUNIT_ASSERT_EQ(m->test, rbm_get_reader(m, &meta), 0);
+		if (meta.reader.id == c->id)
+			return 0;
+	}
+	c->id = meta.reader.id;
+	c->pos = 0;
+	return rbm_client_take(m, c, RBM_LEN(rbm_read_subbuf(m, c->id)->commit));
+}
+
+/*
  * Each case sets up and tears down itself: the mm belongs to the case's
  * thread, and its mappings must be gone before the buffer is freed. A case
  * that fails an assertion leaks its buffer and its struct rbm rather than
@@ -375,6 +441,43 @@ static void rbm_get_reader_appends(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, meta.read, 15);
 	rbm_read_subbuf(m, id);
 	KUNIT_EXPECT_EQ(test, rbm_walk(m, read, meta.reader.read), 5);
+	rbm_teardown(m);
+}
+
+/*
+ * A reader that reads as libtracefs does gets each event as soon as it is
+ * written: one, then more on the same sub-buffer, then nothing. Again
+ * after a reset while mapped, as libtracefs's own tests clear the buffer
+ * after opening it mapped: 6.12 keeps the reader's page across a reset, so
+ * the meta page goes on naming the sub-buffer the reader holds. Naming
+ * another, empty one, made libtracefs load it as new and read nothing;
+ * the event came with the next batch.
+ */
+static void rbm_client_reads_at_once(struct kunit *test)
+{
+	struct rbm *m = rbm_setup(test);
+	struct trace_buffer_meta meta;
+	struct rbm_client c;
+	unsigned int round;
+	u32 id;
+
+	rbm_client_open(m, &c);
+	for (round = 0; round < 2; round++) {
+		if (round) {
+			ring_buffer_reset_cpu(m->buffer, m->cpu);
+			rbm_meta(m, &meta);
+			KUNIT_EXPECT_EQ(test, meta.reader.id, c.id);
+			m->seen = m->next;
+		}
+		rbm_write(m, 1, 8);
+		KUNIT_EXPECT_EQ(test, rbm_client_read(m, &c), 1);
+		id = c.id;
+		rbm_write(m, 5, 8);
+		KUNIT_EXPECT_EQ(test, rbm_client_read(m, &c), 5);
+		KUNIT_EXPECT_EQ(test, c.id, id);
+		KUNIT_EXPECT_EQ(test, rbm_client_read(m, &c), 0);
+		KUNIT_EXPECT_EQ(test, m->seen, m->next);
+	}
 	rbm_teardown(m);
 }
 
@@ -933,6 +1036,7 @@ static void rbm_read_page_copies(struct kunit *test)
 static struct kunit_case rbm_cases[] = {
 	KUNIT_CASE(rbm_meta_fresh),
 	KUNIT_CASE(rbm_get_reader_appends),
+	KUNIT_CASE(rbm_client_reads_at_once),
 	KUNIT_CASE(rbm_ids_follow_pages),
 	KUNIT_CASE(rbm_overwrite_while_held),
 	KUNIT_CASE(rbm_loss_after_peek),

@@ -5,8 +5,9 @@
  * The meta page and the sub-buffer layout, the VM rules of the mapping,
  * fork, the exclusions while mapped, TRACE_MMAP_IOCTL_GET_READER (waiting,
  * waking, signals, errors), the reader sub-buffer while the writer wraps
- * the ring or appends to it, read() and splice() next to the mapping, two
- * mappers of one CPU, close/munmap/reset/rmdir while mapped, and exact
+ * the ring or appends to it, a reader modelled on libtracefs's (across a
+ * reset too), read() and splice() next to the mapping, two mappers of one
+ * CPU, close/munmap/reset/rmdir while mapped, and exact
  * accounting of numbered trace_marker writes read back only through the
  * mapping, on every CPU at once.
  *
@@ -1710,6 +1711,227 @@ TEST_F_TIMEOUT(rb, writer_append, 120)
 	ASSERT_EQ(READ_ONCE(m.meta->overrun), 0);
 	ASSERT_EQ(rb_close(&m), 0);
 	free(st);
+}
+
+/* ------------------------------------------- a reader like libtracefs's */
+
+/*
+ * A model of libtracefs 1.8.3's mapped reader, the one behind
+ * tracefs_cpu_open_mapped() and tracefs_cpu_read() (and, through
+ * tracefs_cpu_read_buf(), tracefs_iterate_raw_events()): trace_mmap() maps
+ * the meta page alone, then the sub-buffers at offset meta_page_size, loads
+ * the sub-buffer reader.id names and skips reader.read bytes of it. Each
+ * read then follows trace_mmap_load_subbuf():
+ *  - reader.id is not the sub-buffer it holds: load that one, read it from
+ *    its start, without GET_READER;
+ *  - else look at the commit word again (kbuffer_refresh()); bytes past
+ *    where it got: call GET_READER if they end past reader.read (measured
+ *    from the sub-buffer's start, header included), and read them up to
+ *    that length whatever GET_READER did;
+ *  - else GET_READER: the same reader.id back means nothing to read, any
+ *    other is loaded and read from its start.
+ * A page that starts with time events makes libtracefs skip to its first
+ * data event on load; the model leaves that out: the kernel starts every
+ * sub-buffer with a data event outside absolute time stamp mode.
+ */
+struct lt_reader {
+	int fd;
+	struct trace_buffer_meta *meta;	/* its own mapping */
+	size_t meta_len;
+	char *data;			/* the sub-buffers, a second mapping */
+	size_t data_len;
+	unsigned int subbuf_size, nr;
+	unsigned int id, pos;		/* the sub-buffer held, parsed up to pos */
+};
+
+static int lt_map(struct lt_reader *t, int fd)
+{
+	size_t pg = getpagesize();
+	void *p;
+
+	memset(t, 0, sizeof(*t));
+	t->fd = fd;
+	p = mmap(NULL, pg, PROT_READ, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	t->meta = p;
+	t->meta_len = pg;
+	track_map(p, pg);
+	if (READ_ONCE(t->meta->meta_page_size) > pg) {
+		t->meta_len = READ_ONCE(t->meta->meta_page_size);
+		untrack_map(p);
+		munmap(p, pg);
+		p = mmap(NULL, t->meta_len, PROT_READ, MAP_SHARED, fd, 0);
+		if (p == MAP_FAILED)
+			return -errno;
+		t->meta = p;
+		track_map(p, t->meta_len);
+	}
+	t->subbuf_size = READ_ONCE(t->meta->subbuf_size);
+	t->nr = READ_ONCE(t->meta->nr_subbufs);
+	t->data_len = (size_t)t->subbuf_size * t->nr;
+	p = mmap(NULL, t->data_len, PROT_READ, MAP_SHARED, fd, t->meta_len);
+	if (p == MAP_FAILED)
+		return -errno;
+	t->data = p;
+	track_map(p, t->data_len);
+	t->id = READ_ONCE(t->meta->reader.id);
+	t->pos = READ_ONCE(t->meta->reader.read);
+	return t->id < t->nr ? 0 : -EPROTO;
+}
+
+static void lt_unmap(struct lt_reader *t)
+{
+	if (t->data) {
+		untrack_map(t->data);
+		munmap(t->data, t->data_len);
+	}
+	if (t->meta) {
+		untrack_map(t->meta);
+		munmap(t->meta, t->meta_len);
+	}
+	t->data = NULL;
+	t->meta = NULL;
+}
+
+static const char *lt_subbuf(struct lt_reader *t, unsigned int id)
+{
+	return t->data + (size_t)id * t->subbuf_size;
+}
+
+/* What kbuffer_curr_size() gives at @off: the next data event, time events skipped. */
+static unsigned int lt_event_size(const char *data, unsigned int off, unsigned int end)
+{
+	uint32_t hdr, a0;
+
+	while (end - off >= 8) {
+		memcpy(&hdr, data + off, 4);
+		memcpy(&a0, data + off + 4, 4);
+		switch (hdr & 31) {
+		case RB_TYPE_TIME_EXTEND:
+		case RB_TYPE_TIME_STAMP:
+			off += 8;
+			continue;
+		case 0:
+		case RB_TYPE_PADDING:
+			return a0 + 4;
+		default:
+			return 4 + (hdr & 31) * 4;
+		}
+	}
+	return 0;
+}
+
+/* Read the held sub-buffer from t->pos to @len into @mk. */
+static int lt_take(struct lt_reader *t, unsigned int len, struct mklist *mk,
+		   char *why, size_t wsz)
+{
+	unsigned int from = t->pos;
+
+	if (len > t->subbuf_size - SUBBUF_HDR) {
+		snprintf(why, wsz, "sub-buffer %u: length %u", t->id, len);
+		return -EPROTO;
+	}
+	t->pos = len;
+	if (parse_events(lt_subbuf(t, t->id) + SUBBUF_HDR, from, len, mk, why, wsz))
+		return -EPROTO;
+	return mk->n;
+}
+
+/*
+ * One tracefs_cpu_read() of the model: the markers it returns in @mk, their
+ * number, or a negative errno (-EPROTO with @why).
+ */
+static int lt_read(struct lt_reader *t, struct mklist *mk, char *why, size_t wsz)
+{
+	unsigned int id = READ_ONCE(t->meta->reader.id), len;
+	const char *sb;
+
+	mk->n = 0;
+	if (id == t->id) {
+		sb = lt_subbuf(t, id);
+		len = RB_COMMIT_LEN(subbuf_commit(sb));
+		if (len > t->pos) {
+			if (SUBBUF_HDR + t->pos + lt_event_size(sb + SUBBUF_HDR, t->pos, len) >
+			    READ_ONCE(t->meta->reader.read) &&
+			    ioctl(t->fd, TRACE_MMAP_IOCTL_GET_READER))
+				return -errno;
+			return lt_take(t, len, mk, why, wsz);
+		}
+		if (ioctl(t->fd, TRACE_MMAP_IOCTL_GET_READER))
+			return -errno;
+		id = READ_ONCE(t->meta->reader.id);
+		if (id == t->id)
+			return 0;
+	}
+	if (id >= t->nr) {
+		snprintf(why, wsz, "reader.id %u >= nr_subbufs %u", id, t->nr);
+		return -EPROTO;
+	}
+	t->id = id;
+	t->pos = 0;
+	return lt_take(t, RB_COMMIT_LEN(subbuf_commit(lt_subbuf(t, id))), mk, why, wsz);
+}
+
+/*
+ * 6b. A reader that reads the way libtracefs does gets each marker as soon
+ * as it is written: one, then 102 more on the same sub-buffer, then none.
+ * Again after a reset while mapped, as libtracefs's own tests clear the
+ * buffer after opening it mapped: 6.12 keeps the reader's page across a
+ * reset, so the meta page goes on naming the sub-buffer the reader holds.
+ * Naming another, empty, one made libtracefs load it as new and read
+ * nothing; the marker came with the next 102 (0, then 103).
+ */
+TEST_F_TIMEOUT(rb, libtracefs_reader, 120)
+{
+	struct mklist *mk = calloc(1, sizeof(*mk));
+	const char *r = self->inst;
+	unsigned int round, first, id;
+	struct lt_reader t;
+	char why[320];
+	int fd, mfd, n;
+
+	ASSERT_NE(mk, NULL);
+	ASSERT_EQ(inst_prepare(r, "4", "64", true), 0);
+	mfd = marker_open(r);
+	ASSERT_GE(mfd, 0);
+	fd = rb_open(r, self->cpu, O_NONBLOCK);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(lt_map(&t, fd), 0);
+	/* 103 markers fit one sub-buffer, with room for time extends. */
+	ASSERT_GE(t.subbuf_size - SUBBUF_HDR, 103 * MARKER_EVENT_LEN + 32 * 8);
+
+	for (round = 0; round < 2; round++) {
+		first = round * 103;
+		if (round) {
+			ASSERT_EQ(tfs_write(r, "trace", ""), 0);
+			EXPECT_EQ(READ_ONCE(t.meta->reader.id), t.id)
+				TH_LOG("a reset named another sub-buffer than the reader's");
+		}
+		ASSERT_EQ(put_marker(mfd, self->cpu, first), 0);
+		n = lt_read(&t, mk, why, sizeof(why));
+		ASSERT_EQ(n, 1) TH_LOG("round %u, one marker written: %d read (%s)", round, n,
+				       n < 0 ? why : "");
+		ASSERT_EQ(mk->v[0].seq, first);
+		id = t.id;
+
+		ASSERT_EQ(put_markers(mfd, self->cpu, first + 1, 102), 0);
+		n = lt_read(&t, mk, why, sizeof(why));
+		ASSERT_EQ(n, 102) TH_LOG("round %u, 102 markers written: %d read (%s)", round, n,
+					 n < 0 ? why : "");
+		ASSERT_EQ(mk->v[0].seq, first + 1);
+		ASSERT_EQ(mk->v[101].seq, first + 102);
+		ASSERT_EQ(t.id, id);
+
+		n = lt_read(&t, mk, why, sizeof(why));
+		ASSERT_EQ(n, 0) TH_LOG("round %u, nothing written: %d read (%s)", round, n,
+				       n < 0 ? why : "");
+	}
+	ASSERT_EQ(READ_ONCE(t.meta->entries), 103);
+	ASSERT_EQ(READ_ONCE(t.meta->read), 103);
+	lt_unmap(&t);
+	rb_close_fd(fd);
+	free(mk);
 }
 
 /*
