@@ -1753,7 +1753,8 @@ int trace_rb_cpu_prepare(unsigned int cpu, struct hlist_node *node)
 		return -ENOMEM;
 	}
 	WRITE_ONCE(buffer->cpus[cpu], cpu_buffer);
-	smp_wmb();	/* the pointer before the mask bit rb_cpu() tests first */
+	/* The buffer and pointer before the bit: pairs with rb_cpu()'s smp_rmb(). */
+	smp_wmb();
 	cpumask_set_cpu(cpu, buffer->cpumask);
 	return 0;
 }

@@ -59,6 +59,9 @@
  * M7  Wake-ups: a writer publishes, then reads the waiters' flags; a waiter
  *     sets its flag, smp_mb(), checks, and asks for a recheck after a grace
  *     period (rb_wait_cond()).
+ * A CPU coming up: trace_rb_cpu_prepare() stores the CPU buffer and its
+ * pointer, smp_wmb(), sets the mask bit  /  rb_cpu(): the bit, smp_rmb(),
+ * the pointer.
  *
  * Writers of one CPU nest strictly, so between them barrier() is enough.
  * The arguments are in Documentation/trace/ring-buffer-design.rst.
@@ -486,7 +489,13 @@ static inline struct rb_cpu_buffer *rb_cpu(struct trace_buffer *buffer, int cpu)
 {
 	if (cpu < 0 || cpu >= nr_cpu_ids || !cpumask_test_cpu(cpu, buffer->cpumask))
 		return NULL;
-	/* The mask bit is set after the pointer: see trace_rb_cpu_prepare(). */
+	/*
+	 * Pairs with trace_rb_cpu_prepare()'s smp_wmb(): with the bit seen, the
+	 * pointer and the CPU buffer it points to are initialized. The bit
+	 * test is a control dependency only, which orders no later load
+	 * (tests/litmus/Mcpu.litmus).
+	 */
+	smp_rmb();
 	return READ_ONCE(buffer->cpus[cpu]);
 }
 
