@@ -244,7 +244,7 @@ void rb_publish(struct rb_cpu_buffer *cpu_buffer, u64 w)
 		return;
 	while (c != t) {
 		struct rb_subbuf *sb = &cpu_buffer->subbufs[id];
-		unsigned long before = rb_sb_before(cpu_buffer, sb) + rb_sb_events(cpu_buffer, sb);
+		u64 before = rb_sb_before(cpu_buffer, sb) + rb_sb_events(cpu_buffer, sb);
 
 		rb_len_set(cpu_buffer, sb->page, rb_sb_end(cpu_buffer, sb));
 		c = rb_vpos_next(cpu_buffer, c);
@@ -434,7 +434,7 @@ static int rb_swap_head(struct rb_cpu_buffer *cpu_buffer)
 	unsigned int hv = rb_pair_vpos(h);
 	u32 x = rb_head_id(cpu_buffer, h);
 	struct rb_subbuf *xs = &cpu_buffer->subbufs[x];
-	unsigned long before;
+	u64 before;
 
 	/* M2: a commit point past X means X's data and length are final. */
 	if (x == rb_commit_id(cpu_buffer) && !rb_len(cpu_buffer, xs->page))
@@ -448,10 +448,13 @@ static int rb_swap_head(struct rb_cpu_buffer *cpu_buffer)
 	before = rb_sb_before(cpu_buffer, xs);
 	/*
 	 * A closed sub-buffer was published after everything the reader saw.
-	 * The counts are running totals that wrap (on 32-bit after 2^32
-	 * events, minutes of a busy trace): compare their distance.
+	 * The counts are running totals of 64 bits on every architecture: on
+	 * 32-bit, totals of 32 bits wrap after 2^32 events, minutes of a busy
+	 * trace, and more than 2^31 lost between two reads (a flight recorder
+	 * nobody reads) would look like a total gone back. Compared by their
+	 * distance, so that a seeded test can cross the wrap.
 	 */
-	if (!RB_WARN_STOP(cpu_buffer, (long)(before - cpu_buffer->next_before) < 0))
+	if (!RB_WARN_STOP(cpu_buffer, (s64)(before - cpu_buffer->next_before) < 0))
 		cpu_buffer->lost_events += before - cpu_buffer->next_before;
 	cpu_buffer->read_pos = 0;
 	cpu_buffer->read_stamp = xs->page->time_stamp;

@@ -1337,16 +1337,16 @@ static void rbi_stop_on_broken(struct kunit *test)
 }
 
 /*
- * The loss counts are running totals in unsigned long: on 32-bit they wrap
- * after 2^32 events. Start them just short of the wrap (nothing is written
- * yet, so nobody else looks), write three rings' worth in overwrite mode
- * and read everything: the losses reported must add up to the overrun,
- * with every event read or lost once, and the CPU buffer must still record.
- * A comparison of the totals instead of their distance stops it at the wrap.
+ * The loss counts are running totals. Seed them while quiesced (nothing is
+ * written yet, so nobody else looks): the reader's and its sub-buffer's at
+ * @next, every other sub-buffer's at @next + @gap, as if @gap events had
+ * been lost unseen.
+ * Write three rings' worth in overwrite mode and read everything: the
+ * losses reported must add up to the overrun plus @gap, with every event
+ * read or lost once, and the CPU buffer must still record.
  */
-static void rbi_loss_count_wraps(struct kunit *test)
+static void rbi_loss_counts(struct kunit *test, u64 next, unsigned long gap)
 {
-	const unsigned long start = ULONG_MAX - 5;
 	struct rb_cpu_buffer *cpu_buffer;
 	struct trace_buffer *buffer;
 	unsigned long lost, lost_sum = 0, read = 0, written = 0;
@@ -1361,9 +1361,10 @@ static void rbi_loss_count_wraps(struct kunit *test)
 	preempt_enable();
 	KUNIT_ASSERT_EQ(test, 0, set_cpus_allowed_ptr(current, cpumask_of(c)));
 	cpu_buffer = buffer->cpus[c];
-	cpu_buffer->next_before = start;
+	cpu_buffer->next_before = next;
 	for (i = 0; i <= cpu_buffer->nr; i++)
-		cpu_buffer->subbufs[i].events_before = start;
+		cpu_buffer->subbufs[i].events_before = next + gap;
+	cpu_buffer->subbufs[cpu_buffer->reader_id].events_before = next;
 	per_ring = (cpu_buffer->nr + 1) * (rb_capacity(buffer) / rb_event_bytes(sizeof(data)));
 	for (i = 0; i < 3 * per_ring; i++) {
 		data[0] = i;
@@ -1375,12 +1376,32 @@ static void rbi_loss_count_wraps(struct kunit *test)
 		read++;
 		lost_sum += lost;
 	}
-	KUNIT_EXPECT_EQ(test, lost_sum, ring_buffer_overrun_cpu(buffer, c));
-	KUNIT_EXPECT_EQ(test, read + lost_sum, written);
-	KUNIT_EXPECT_GT(test, lost_sum, 0UL);
+	KUNIT_EXPECT_EQ(test, lost_sum, ring_buffer_overrun_cpu(buffer, c) + gap);
+	KUNIT_EXPECT_EQ(test, read + lost_sum, written + gap);
+	KUNIT_EXPECT_GT(test, lost_sum - gap, 0UL);
 	KUNIT_EXPECT_EQ(test, 0, ring_buffer_write(buffer, sizeof(data), data));
 	KUNIT_EXPECT_EQ(test, 0, atomic_read(&cpu_buffer->record_disabled));
 	ring_buffer_free(buffer);
+}
+
+/*
+ * Totals just short of the wrap of their type: a comparison of the totals
+ * instead of their distance stops the CPU buffer at the wrap.
+ */
+static void rbi_loss_count_wraps(struct kunit *test)
+{
+	rbi_loss_counts(test, U64_MAX - 5, 0);
+}
+
+/*
+ * 2^31 events lost between two reads: minutes of a flight recorder nobody
+ * reads. Running totals of 32 bits, compared by their signed distance,
+ * took that for a total gone backwards and stopped the CPU buffer for good
+ * on 32-bit; 64-bit totals do not wrap in the life of a machine.
+ */
+static void rbi_loss_count_far(struct kunit *test)
+{
+	rbi_loss_counts(test, 0, 1UL << 31);
 }
 
 /*
@@ -1662,6 +1683,7 @@ static struct kunit_case rbi_cases[] = {
 	KUNIT_CASE(rbi_ninth_nested),
 	KUNIT_CASE(rbi_stop_on_broken),
 	KUNIT_CASE(rbi_loss_count_wraps),
+	KUNIT_CASE(rbi_loss_count_far),
 	KUNIT_CASE(rbi_iter_event_too_big),
 	{}
 };

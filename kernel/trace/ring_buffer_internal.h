@@ -254,7 +254,7 @@ struct rb_subbuf {
 	unsigned int	data_end;	/* where events end once closed */
 	unsigned int	tail_bytes;	/* unused end, counted in entries_bytes */
 	unsigned long	gen;		/* bumped when the writer enters it */
-	unsigned long	events_before;	/* events written before this one */
+	u64		events_before;	/* events written before this one */
 };
 
 /* One open reservation: enough to discard it and to give its time. */
@@ -344,7 +344,7 @@ struct rb_cpu_buffer {
 	u32			reader_id;
 	unsigned int		read_pos;	/* bytes consumed on the reader's page */
 	u64			read_stamp;	/* time of the event at read_pos */
-	unsigned long		next_before;	/* events_before of the next, if no loss */
+	u64			next_before;	/* events_before of the next, if no loss */
 	unsigned long		lost_events;	/* to report with the next read */
 	unsigned long		reader_gen;	/* bumped when the reader takes data or a page */
 	unsigned long		read_events;	/* events consumed */
@@ -746,15 +746,15 @@ static __always_inline void rb_sb_events_add(struct rb_cpu_buffer *cpu_buffer,
 	local_add(n, &sb->events);
 }
 
-static __always_inline unsigned long rb_sb_before(struct rb_cpu_buffer *cpu_buffer,
-						  struct rb_subbuf *sb)
+static __always_inline u64 rb_sb_before(struct rb_cpu_buffer *cpu_buffer,
+					struct rb_subbuf *sb)
 {
 	rb_test_point(cpu_buffer, RB_TP_BOOKS);
 	return READ_ONCE(sb->events_before);
 }
 
 static __always_inline void rb_sb_before_set(struct rb_cpu_buffer *cpu_buffer,
-					     struct rb_subbuf *sb, unsigned long n)
+					     struct rb_subbuf *sb, u64 n)
 {
 	rb_test_point(cpu_buffer, RB_TP_BOOKS);
 	WRITE_ONCE(sb->events_before, n);
