@@ -784,12 +784,24 @@ EXPORT_SYMBOL_GPL(ring_buffer_subbuf_order_set);
 /* ---- reset ---- */
 
 /*
+ * While mapped, the sub-buffer user space holds: the one meta->reader.id
+ * names, which a kernel reader (trace_pipe) may have put back into the
+ * ring since. Else the reader's. Under reader_lock.
+ */
+static u32 rb_held_subbuf(struct rb_cpu_buffer *cpu_buffer)
+{
+	if (!cpu_buffer->meta)
+		return cpu_buffer->reader_id;
+	return cpu_buffer->map_subbuf[cpu_buffer->meta->reader.id];
+}
+
+/*
  * A reset makes sub-buffer 0 the reader's. While mapped, user space holds
- * the reader's sub-buffer by its mmap id, as meta->reader.id says; if that
- * id now named another page, a client such as libtracefs would take the
- * empty page it sees there for new data and lose its place. So give id 0
- * the page user space holds, and its mmap id: both pages are empty now,
- * and no mmap id changes its page. Under reader_lock, CPU quiesced.
+ * a sub-buffer by its mmap id, as meta->reader.id says; if that id now
+ * named another page, a client such as libtracefs would take the empty
+ * page it sees there for new data and lose its place. So give id 0 the
+ * page user space holds (@held), and its mmap id: both pages are empty
+ * now, and no mmap id changes its page. Under reader_lock, CPU quiesced.
  */
 static void rb_reset_keep_mapped_reader(struct rb_cpu_buffer *cpu_buffer,
 					u32 held)
@@ -818,7 +830,7 @@ static void rb_reset_quiesced(struct trace_buffer *buffer)
 		if (!rb_is_quiesced(buffer, cpu_buffer))
 			continue;
 		raw_spin_lock_irqsave(&cpu_buffer->reader_lock, flags);
-		held = cpu_buffer->reader_id;
+		held = rb_held_subbuf(cpu_buffer);
 		rb_reset_cpu_ring(cpu_buffer);
 		rb_reset_keep_mapped_reader(cpu_buffer, held);
 		rb_meta_update(cpu_buffer);

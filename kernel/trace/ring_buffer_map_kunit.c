@@ -482,6 +482,32 @@ static void rbm_client_reads_at_once(struct kunit *test)
 }
 
 /*
+ * A kernel reader (trace_pipe) read the mapped CPU buffer past the
+ * sub-buffer user space holds, putting it back into the ring; then a
+ * reset. The meta page must still name the sub-buffer user space holds:
+ * a client takes any other id for a new sub-buffer to read from its start.
+ */
+static void rbm_reset_after_kernel_read(struct kunit *test)
+{
+	struct rbm *m = rbm_setup(test);
+	struct trace_buffer_meta meta;
+	u32 held;
+
+	rbm_write(m, 1, 8);
+	KUNIT_ASSERT_EQ(test, rbm_get_reader(m, &meta), 0);
+	held = meta.reader.id;
+	/* Two sub-buffers and more, all consumed by the kernel reader. */
+	rbm_write(m, 2 * m->subbuf_size / 16 + 1, 8);
+	while (ring_buffer_consume(m->buffer, m->cpu, NULL, NULL))
+		;
+	ring_buffer_reset_cpu(m->buffer, m->cpu);
+	rbm_meta(m, &meta);
+	KUNIT_EXPECT_EQ(test, meta.reader.id, held);
+	KUNIT_EXPECT_EQ(test, meta.reader.read, 0);
+	rbm_teardown(m);
+}
+
+/*
  * Sub-buffer after sub-buffer, every event once and in order, and the
  * mmap ids a permutation: each id handed out must hold the data just
  * written, so an id that named another page would show stale events.
@@ -1037,6 +1063,7 @@ static struct kunit_case rbm_cases[] = {
 	KUNIT_CASE(rbm_meta_fresh),
 	KUNIT_CASE(rbm_get_reader_appends),
 	KUNIT_CASE(rbm_client_reads_at_once),
+	KUNIT_CASE(rbm_reset_after_kernel_read),
 	KUNIT_CASE(rbm_ids_follow_pages),
 	KUNIT_CASE(rbm_overwrite_while_held),
 	KUNIT_CASE(rbm_loss_after_peek),
