@@ -385,7 +385,12 @@ static void rb_map_next(struct rb_cpu_buffer *cpu_buffer)
 {
 	struct rb_page *page;
 
-	/* Nothing to hand out: change nothing, not even the held page. */
+	/*
+	 * Nothing to hand out: the held page stays. rb_unread() can see data
+	 * that a nested writer's eviction takes before the refill: then the
+	 * refill has closed the held page, read to its end, and found the head
+	 * empty; the page stays held, empty, and nothing unread is lost.
+	 */
 	if (!rb_unread(cpu_buffer, NULL) || !rb_reader_refill(cpu_buffer))
 		return;
 	/* Taken from the ring since user space was handed one. */

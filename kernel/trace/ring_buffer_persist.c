@@ -17,7 +17,11 @@
  *     reader's sub-buffer. A reader swap is never half visible here: the
  *     id it takes stays named until the reader's old id replaces it, and a
  *     writer that enters the reader's old sub-buffer in between (R1 gives
- *     it) stores that id first (rb_move_tail()).
+ *     it) stores that id first (rb_move_tail()). One exception: a late
+ *     settle of a stalled evictor (rb_evict_head()) can be a lap stale;
+ *     slots[] is then wrong behind the head until the next head move, and
+ *     a crash in that window makes the next boot format this CPU (the
+ *     design document, "Taking the head").
  *  P2 meta->saved_commit is the commit point, moved before the length of
  *     the new commit sub-buffer is published (rb_range_commit()), and a
  *     page's length is zeroed before the writer enters it (rb_move_tail()).
