@@ -15,7 +15,6 @@
 # (2026-12-04): the series raised ~370 irq_work interrupts a CPU in the
 # function trace against the base's ~10 (README, "Performance").
 import argparse
-import importlib.machinery
 import os
 import select
 import signal
@@ -24,7 +23,8 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-rb = importlib.machinery.SourceFileLoader('rbdev', os.path.join(HERE, '..', 'rbdev')).load_module()
+sys.path.insert(0, HERE)
+from rbdev import build, common, config, image  # noqa: E402  (rbdev's package, beside this file)
 
 CONF = r'''
 RBM_HAMMERS=0; RBM_NOREADER=0; FN_LOOPS=20; FN_BUFFER_KB=1408; RBM_PARAMS=""
@@ -59,17 +59,17 @@ def main():
     ap.add_argument('--icount', action='store_true', help='under -icount shift=0')
     ap.add_argument('--out', default='/tmp/guestprof')
     a = ap.parse_args()
-    variant = a.variant or rb.PERF_VARIANT[a.kind]
-    bdir = rb.build_dir(a.kind, variant)
+    variant = a.variant or config.PERF_VARIANT[a.kind]
+    bdir = build.build_dir(a.kind, variant)
     if not os.path.exists(os.path.join(bdir, 'arch/x86/boot/bzImage')):
-        rb.die(f'no {a.kind}/{variant} image: rbdev build --config {variant} first')
+        common.die(f'no {a.kind}/{variant} image: rbdev build --config {variant} first')
     os.makedirs(a.out, exist_ok=True)
     tag = f'{a.kind}-{variant}' + ('-icount' if a.icount else '')
-    rb.make_initramfs(a.kind, bdir)
-    initrd = rb.run_initramfs(bdir, 'prof', {'bench.conf': CONF})
+    image.make_initramfs(a.kind, bdir)
+    initrd = image.run_initramfs(bdir, 'prof', {'bench.conf': CONF})
     results = os.path.join(a.out, f'{tag}.results')
     open(results, 'w').close()
-    cmd = rb.QEMU_BASE + (rb.ICOUNT if a.icount else []) + [
+    cmd = config.QEMU_BASE + (config.ICOUNT if a.icount else []) + [
         '-kernel', os.path.join(bdir, 'arch/x86/boot/bzImage'), '-initrd', initrd,
         '-append', 'console=ttyS0 panic=-1 rbdev.mode=bench kunit.enable=0',
         '-monitor', 'none', '-serial', 'stdio', '-serial', f'file:{results}']
@@ -114,7 +114,7 @@ def main():
     p.wait()
     for ph, (s0, s1) in (('noreader', ('s0', 's1')), ('fn', ('s1', 's2'))):
         if s0 not in snaps or s1 not in snaps:
-            rb.die(f'the guest did not finish phase {ph}: see {a.out}/{tag}.console')
+            common.die(f'the guest did not finish phase {ph}: see {a.out}/{tag}.console')
         print(f'{tag} {ph}: {marks[ph]:.1f} s wall;', ', '.join(
             f'{k} +' + '/'.join(str(y - x) for x, y in zip(snaps[s0][k], snaps[s1][k]))
             for k in snaps[s0] if k in snaps[s1]))

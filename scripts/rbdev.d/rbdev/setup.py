@@ -1,0 +1,229 @@
+"""Set-up: the packages (apt), the pristine base unpacked once into the
+cache, the base, series and stable trees kept in step with the repo's
+overlay and patches, and the steps of the series and of the stable fixes
+(scripts/rbdev.d/series and stable), from which the stable tree and the
+stable kernel's expectations are made."""
+
+import fnmatch
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+
+from .common import CACHE, DATA, REPO, die, log, read, run, write_if_changed
+from .config import (
+    BASE_GLOBS, KERNEL_DIRS, KERNEL_VERSION, PACKAGES, PATCH_DIRS, SRC_PKG, SRC_TARBALL,
+    SRC_VERSION)
+
+
+def installed(pkg):
+    """dpkg's "<status> <version>" for @pkg if it is installed, else None."""
+    r = subprocess.run(['dpkg-query', '-W', '-f=${Status} ${Version}', pkg],
+                       capture_output=True, text=True)
+    return r.stdout if r.returncode == 0 and 'install ok installed' in r.stdout else None
+
+
+def ensure_packages():
+    """Install what the harness needs with apt; pin the kernel source."""
+    os.makedirs(CACHE, exist_ok=True)
+    missing = [p for p in PACKAGES if not installed(p)]
+    src = installed(SRC_PKG)
+    need_src = not src or not src.endswith(' ' + SRC_VERSION)
+    if not missing and not need_src and os.path.exists(SRC_TARBALL):
+        return
+    if os.geteuid() != 0:
+        die('packages missing (%s); run as root or install them with apt-get'
+            % ' '.join(missing + ([SRC_PKG] if need_src else [])))
+    log('installing packages with apt (about 30 s) ...')
+    env = dict(os.environ, DEBIAN_FRONTEND='noninteractive')
+    run(['apt-get', 'update', '-q'], env=env, logfile=os.path.join(CACHE, 'apt-update.log'))
+    if need_src or not os.path.exists(SRC_TARBALL):
+        r = subprocess.run(['apt-cache', 'madison', SRC_PKG], capture_output=True, text=True)
+        versions = [ln.split('|')[1].strip() for ln in r.stdout.splitlines() if '|' in ln]
+        if SRC_VERSION not in versions:
+            die(f'the archive does not have {SRC_PKG} {SRC_VERSION}, the pinned base; '
+                f'it has: {", ".join(versions) or "no version at all"}')
+    apt_install(missing + [f'{SRC_PKG}={SRC_VERSION}'], 'apt-install.log')
+
+
+def apt_install(pkgs, logname):
+    """apt-get install @pkgs (the pinned source may be a downgrade)."""
+    env = dict(os.environ, DEBIAN_FRONTEND='noninteractive')
+    run(['apt-get', 'install', '-y', '-q', '--allow-downgrades', '--no-install-recommends'] + pkgs,
+        env=env, logfile=os.path.join(CACHE, logname))
+
+
+def ensure_pristine():
+    """Unpack the pinned tarball once; it is never modified afterwards."""
+    dst = os.path.join(CACHE, 'pristine')
+    stamp = os.path.join(CACHE, 'pristine.version')
+    if os.path.exists(stamp) and read(stamp, 'r').strip() == SRC_VERSION:
+        return dst
+    # The first stage of "rbdev test" (check-style) gets here before any
+    # setup() on a fresh machine: the tarball comes with the packages.
+    ensure_packages()
+    log(f'unpacking {SRC_TARBALL} (about 15 s) ...')
+    shutil.rmtree(dst, ignore_errors=True)
+    tmp = dst + '.tmp'
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    run(['tar', '-xJf', SRC_TARBALL, '-C', tmp])
+    os.rename(os.path.join(tmp, 'linux-source-6.12'), dst)
+    os.rmdir(tmp)
+    mk = read(os.path.join(dst, 'Makefile'), 'r')
+    sub = re.search(r'^SUBLEVEL = (\d+)', mk, re.M).group(1)
+    if f'6.12.{sub}' != KERNEL_VERSION:
+        die(f'{SRC_TARBALL} holds 6.12.{sub}, expected {KERNEL_VERSION}')
+    with open(stamp, 'w') as f:
+        f.write(SRC_VERSION + '\n')
+    return dst
+
+
+def overlay_files(base):
+    """Repo files to copy into a tree, as {kernel path: repo path}."""
+    out = {}
+    for top in KERNEL_DIRS:
+        root = os.path.join(REPO, top)
+        for dirpath, _, files in os.walk(root):
+            for name in files:
+                full = os.path.join(dirpath, name)
+                rel = os.path.relpath(full, REPO)
+                if base and not any(fnmatch.fnmatch(rel, g) for g in BASE_GLOBS):
+                    continue
+                out[rel] = full
+    return out
+
+
+def patch_list(kind):
+    """The patches of a tree, in order: base gets the tests' patches,
+    series those and patches/series, stable those and the patches of the
+    stable series' steps (scripts/rbdev.d/stable)."""
+    out = []
+    for d, for_base in PATCH_DIRS:
+        if kind != 'series' and not for_base:
+            continue
+        pd = os.path.join(REPO, d)
+        if os.path.isdir(pd):
+            out += [os.path.join(pd, p) for p in sorted(os.listdir(pd)) if p.endswith('.patch')]
+    if kind == 'stable':
+        out += [os.path.join(REPO, p) for s in series_steps('stable') for p in s['patches']]
+    return out
+
+
+def patched_paths(patch):
+    paths = set()
+    for ln in read(patch, 'r').splitlines():
+        m = re.match(r'^\+\+\+ b/(\S+)', ln)
+        if m:
+            paths.add(m.group(1))
+    return paths
+
+
+def sync_tree(kind):
+    """Bring cache/<kind>/src to pristine + overlay + patches, touching only changed files."""
+    pristine = ensure_pristine()
+    base = kind != 'series'
+    top = os.path.join(CACHE, kind)
+    src = os.path.join(top, 'src')
+    if not os.path.exists(os.path.join(top, 'src.ready')):
+        log(f'creating the {kind} tree (about 20 s) ...')
+        shutil.rmtree(src, ignore_errors=True)
+        os.makedirs(top, exist_ok=True)
+        run(['cp', '-a', os.path.realpath(pristine), src])
+        open(os.path.join(top, 'src.ready'), 'w').close()
+
+    files = overlay_files(base)
+    patches = patch_list(kind)
+    manifest_path = os.path.join(top, 'overlay.manifest')
+    try:
+        previous = set(read(manifest_path, 'r').split())
+    except FileNotFoundError:
+        previous = set()
+
+    # Build the wanted content of every touched path in a scratch dir.
+    with tempfile.TemporaryDirectory() as tmp:
+        touched = set(files)
+        for p in patches:
+            touched |= patched_paths(p)
+        for rel in touched | previous:
+            origin = files.get(rel) or os.path.join(pristine, rel)
+            if os.path.exists(origin):
+                os.makedirs(os.path.dirname(os.path.join(tmp, rel)), exist_ok=True)
+                shutil.copy(origin, os.path.join(tmp, rel))
+        for p in patches:
+            r = subprocess.run(['patch', '-p1', '-s', '--no-backup-if-mismatch', '-i', p],
+                               cwd=tmp, capture_output=True, text=True)
+            if r.returncode:
+                die(f'patch {os.path.relpath(p, REPO)} does not apply:\n{r.stdout}{r.stderr}')
+        changed = 0
+        for rel in sorted(touched | previous):
+            want = os.path.join(tmp, rel)
+            dst = os.path.join(src, rel)
+            if os.path.exists(want):
+                changed += write_if_changed(dst, read(want))
+                shutil.copymode(want, dst)
+            elif os.path.exists(dst):
+                os.unlink(dst)
+                changed += 1
+    with open(manifest_path, 'w') as f:
+        f.write('\n'.join(sorted(touched)) + '\n')
+    if changed:
+        log(f'{kind} tree: {changed} file(s) updated from the repo')
+    return src
+
+
+def setup(kind):
+    os.makedirs(CACHE, exist_ok=True)
+    ensure_packages()
+    return sync_tree(kind)
+
+
+# The steps of the series and of the stable fixes: patch_list() takes the
+# stable tree's patches from them, and Results the stable kernel's
+# expectations, so they sit here, under both, and not with the series.
+def patch_message(path):
+    """(subject, body) from a patch file's own mail header, or None."""
+    text = read(path, 'r')
+    m = re.match(r'From: [^\n]*\nSubject: (?:\[PATCH\] )?([^\n]*)\n\n(.*?)\n---\n', text, re.S)
+    return (m.group(1), m.group(2).strip() + '\n') if m else None
+
+
+def series_steps(kind):
+    """The steps of the series (kind "series") or of the stable fixes
+    ("stable") from scripts/rbdev.d/<kind>/NN-*.msg, in order: each with
+    its subject, changelog, repo files, patches, the upstream files it
+    renames ("Renames: old new") or removes ("Removes: path"), and, for a
+    stable fix, the tests it makes pass ("kind:name" as in
+    tests/expected-results.txt). Renames and removals exist only between
+    steps: the tree after the last step is pristine plus overlay plus
+    patches, as sync_tree() makes it. A step that only names one patch
+    takes that patch's own subject and changelog."""
+    steps = []
+    data = os.path.join(DATA, kind)
+    for name in sorted(os.listdir(data)):
+        if not name.endswith('.msg'):
+            continue
+        text = read(os.path.join(data, name), 'r')
+        head, _, body = text.partition('\n\n')
+        st = {'name': name, 'subject': None, 'files': [], 'patches': [], 'tests': [],
+              'renames': [], 'removes': [], 'body': body.strip() + '\n'}
+        for ln in head.splitlines():
+            key, _, val = ln.partition(': ')
+            if key == 'Subject':
+                st['subject'] = val.strip()
+            elif key in ('Files', 'Patches', 'Tests', 'Removes'):
+                st[key.lower()] += val.split()
+            elif key == 'Renames' and len(val.split()) == 2:
+                st['renames'].append(tuple(val.split()))
+            else:
+                die(f'{name}: unknown header line {ln!r}')
+        if st['subject'] is None:
+            if len(st['patches']) != 1 or st['files'] or body.strip():
+                die(f'{name}: no Subject, and not a step of one patch that has its own')
+            msg = patch_message(os.path.join(REPO, st['patches'][0]))
+            if not msg:
+                die(f'{name}: {st["patches"][0]} has no mail header to take the changelog from')
+            st['subject'], st['body'] = msg
+        steps.append(st)
+    return steps
