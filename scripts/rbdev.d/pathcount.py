@@ -142,7 +142,8 @@ def memory_accesses(asm):
     if mnem.startswith(('pop', 'ret')):
         return 1, 0
     if mnem.startswith(('movs', 'rep', 'stos', 'lods', 'cmps', 'scas')):
-        return int(not mnem.startswith(('stos', 'rep stos'))), int(not mnem.startswith(('lods', 'cmps', 'scas')))
+        return (int(not mnem.startswith(('stos', 'rep stos'))),
+                int(not mnem.startswith(('lods', 'cmps', 'scas'))))
     ops = asm.split('#')[0].strip()
     operands = ops.split(None, 1)[1] if len(ops.split(None, 1)) > 1 else ''
     src_mem = '(' in operands.replace(dst, '', 1) or re.search(r'%[gf]s:', operands.replace(dst, '', 1))

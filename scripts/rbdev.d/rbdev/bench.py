@@ -265,8 +265,12 @@ def cmd_bench(args):
             flags.append('noisy')
         if better(name) == '0' and any(b + s):
             flags.append('NOT ZERO')
-        pct = lambda x: '  inf' if x is None else f'{x:5.1f}'
-        rng = lambda v: f'{fmt(min(v))}..{fmt(max(v))}'
+
+        def pct(x):
+            return '  inf' if x is None else f'{x:5.1f}'
+
+        def rng(v):
+            return f'{fmt(min(v))}..{fmt(max(v))}'
         rat = f'{ratio:.3f}' if ratio is not None else ('=' if sm == bm else '-')
         prat = f'{paired:.3f}' if paired is not None else '-'
         print(f'{name:{w}} {better(name):>4} {fmt(bm):>12} {rng(b):>23} {pct(bsp)}  {fmt(sm):>13} '

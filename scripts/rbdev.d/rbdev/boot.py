@@ -133,7 +133,9 @@ def boot(bdir, initrd, mode, timeout, interactive=False, extra_append='', lognam
                 res_size, last = size, time.time()
             if time.time() - t0 > timeout or (stall and init_up and time.time() - last > stall):
                 timed_out = True
-                log(f'guest {logname or mode} {"silent for %d s" % stall if time.time() - t0 <= timeout else "over its %d s" % timeout}: stopping it')
+                why = ('silent for %d s' % stall if time.time() - t0 <= timeout
+                       else 'over its %d s' % timeout)
+                log(f'guest {logname or mode} {why}: stopping it')
                 p.kill()
                 p.wait()
                 break

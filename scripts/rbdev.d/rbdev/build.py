@@ -48,7 +48,6 @@ def build_dir(kind, variant):
     return os.path.join(CACHE, kind, 'src', f'build-{variant}')
 
 
-
 def build_lock(fn):
     """Run @fn holding the machine's build lock: the machine has two cores, so
     two kernel builds (say, a helper's base build and a series build) must

@@ -13,6 +13,7 @@ import subprocess
 import time
 
 from .common import DATA, REPO, log, read
+from .harness import check_harness
 from .litmus import check_litmus
 from .setup import ensure_packages, ensure_pristine
 
@@ -277,8 +278,8 @@ def check_doc():
 
 def style_files():
     """The C files the overlay adds or rewrites, as repo paths."""
-    return sorted(os.path.relpath(f, REPO) for pat in ('kernel/trace/*.[ch]',
-                                                        'tools/testing/selftests/*/*.c')
+    pats = ('kernel/trace/*.[ch]', 'tools/testing/selftests/*/*.c')
+    return sorted(os.path.relpath(f, REPO) for pat in pats
                   for f in glob.glob(os.path.join(REPO, pat)))
 
 
@@ -373,10 +374,11 @@ def check_imports():
 
 # ---- the static stage of the test command ----
 
-def static_stage(res):
+def static_stage(res, parser=None):
     """The checks that need no build: test points, layers, the design doc,
     the kernel's style, the memory-ordering pairs under herd7, and this
-    harness's own imports."""
+    harness's own imports, unit tests, style and READMEs (@parser: rbdev's
+    command line, whose commands the READMEs name)."""
     check_points_stage(res)
     files, bad = check_style()
     log(f'checkpatch --strict, kernel-doc -Wall: {len(files)} files')
@@ -397,6 +399,7 @@ def static_stage(res):
         log('  circle: ' + c)
     res.add('static', 'check-imports', 'FAIL' if circles else 'PASS',
             f'{len(circles)} circles' if circles else '')
+    check_harness(res, parser)
     checked, problems = check_doc()
     log(f'check-doc: {len(checked)} names in code font')
     for p in problems:

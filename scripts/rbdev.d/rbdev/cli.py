@@ -17,6 +17,7 @@ from .build import build_x86
 from .checks import (
     LAYERS, RAW_OK, check_doc, check_imports, check_layers, check_points, check_style,
     static_stage)
+from .harness import check_harness
 from .common import CACHE, die, log
 from .config import CROSS, CROSS_BUILDS, STAGES
 from .cost import cmd_cost
@@ -191,7 +192,7 @@ def cmd_test(args):
     try:
         if 'static' in stages and kind == 'series':
             with stage('static'):
-                static_stage(res)
+                static_stage(res, PARSER)
         if 'series' in stages and kind == 'series':
             # Building every commit is a long run of its own (rbdev series --bisect).
             with stage('series'):
@@ -361,7 +362,15 @@ def cmd_series(args):
     sys.exit(1 if bad else 0)
 
 
-def main(doc):
+def cmd_check_harness(args):
+    sys.exit(0 if check_harness(parser=PARSER) else 1)
+
+
+# The parser main() made: the READMEs' commands are checked against it.
+PARSER = None
+
+
+def make_parser(doc):
     """rbdev's command line; @doc: scripts/rbdev's docstring, the description."""
     p = argparse.ArgumentParser(prog='rbdev', description=doc,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -382,7 +391,8 @@ def main(doc):
         return sp
     add('setup', cmd_setup, 'install packages, unpack the base, sync both trees')
     sp = add('build', cmd_build, 'build the x86_64 guest kernel')
-    sp.add_argument('--config', default='x86', choices=['x86', 'x86-debug', 'x86-kcsan', 'x86-nopoints', 'uml'])
+    sp.add_argument('--config', default='x86',
+                    choices=['x86', 'x86-debug', 'x86-kcsan', 'x86-nopoints', 'uml'])
     sp = add('test', cmd_test, 'run every test; ends with "N passed, N failed"')
     sp.add_argument('--full', action='store_true', help='the whole ftracetest suite')
     sp.add_argument('--only',
@@ -418,6 +428,9 @@ def main(doc):
         "show which ring buffer file calls which; fail on a call up the layers")
     add('check-imports', cmd_check_imports,
         "show which module of the harness imports which; fail on a circle")
+    add('check-harness', cmd_check_harness,
+        "the harness's unit tests, each planted fault caught by them, pyflakes, "
+        "pycodestyle, and every rbdev command the READMEs name")
     add('check-style', cmd_check_style,
         'checkpatch --strict and kernel-doc -Wall (the base\'s scripts) on every C file of the overlay')
     add('check-doc', cmd_check_doc,
@@ -469,6 +482,13 @@ def main(doc):
     sp.add_argument('--lossy', action='store_true',
                     help='with --fn-hist: the bench\'s buffer size (events lost); the counts '
                          'of the captured events scaled to what was produced')
+    return p
+
+
+def main(doc):
+    """Parse the command line and run the command."""
+    global PARSER
+    PARSER = p = make_parser(doc)
     args = p.parse_args()
     common.verbose = args.verbose
     os.makedirs(CACHE, exist_ok=True)

@@ -15,7 +15,7 @@ PACKAGES = ['qemu-system-x86', 'busybox-static', 'trace-cmd', 'bc', 'flex',
             'bison', 'libelf-dev', 'libssl-dev', 'cpio', 'rsync', 'ccache',
             'dwarves', 'kmod', 'gcc', 'make', 'python3', 'gnuplot-nox',
             'xz-utils', 'patch', 'python3-ply', 'python3-git',
-            'sparse']
+            'sparse', 'pyflakes3', 'pycodestyle']
 
 # Repo paths that mirror the kernel tree; everything under them is overlay.
 KERNEL_DIRS = ('kernel', 'include', 'Documentation', 'tools', 'arch', 'lib',

@@ -28,8 +28,8 @@ def ftrace_list(kind, full):
                 tests.append(os.path.relpath(os.path.join(dirpath, f), src))
     tests.sort()
     if not full:
-        tests = [t for t in tests if any(t == s or t.startswith(s.rstrip('/') + '/')
-                                          for s in subset)]
+        tests = [t for t in tests
+                 if any(t == s or t.startswith(s.rstrip('/') + '/') for s in subset)]
     return [t for t in tests if t not in isolated], sorted(isolated)
 
 
@@ -56,9 +56,11 @@ def guest_tests(kind, res, full, variant='x86', only_tests=None):
     # KASAN makes the function tracers several times slower: a test that
     # runs one may take far more than the default 240 s in the debug guest.
     per_test = 600 if variant == 'x86-debug' else 240
+
     # The host gives up on a guest that says nothing for longer than any one
     # test may take at the speed the guest measured (RBDEV-SPEED, see guest/init).
-    stall = lambda lines: per_test * guest_slowness(lines) + 120
+    def stall(lines):
+        return per_test * guest_slowness(lines) + 120
     # The interleaving suite enumerates depth 2 under UML (about 80 s), the
     # same schedules on any architecture. In a TCG guest depth 2 takes 7 to
     # 23 minutes (a third of the test command's time), so the guests
