@@ -1294,6 +1294,18 @@ static void rbi_ninth_nested(struct kunit *test)
 	ring_buffer_free(buffer);
 }
 
+/* Stay on the CPU the test runs on, whose CPU buffer it writes and reads. */
+static int rbi_pin_cpu(struct kunit *test)
+{
+	int c;
+
+	preempt_disable();
+	c = raw_smp_processor_id();
+	preempt_enable();
+	KUNIT_ASSERT_EQ(test, 0, set_cpus_allowed_ptr(current, cpumask_of(c)));
+	return c;
+}
+
 /*
  * RB_WARN_STOP(): a sub-buffer whose events_before is behind what the
  * reader has seen would make the swap report a loss of almost 2^64 events.
@@ -1315,10 +1327,7 @@ static void rbi_stop_on_broken(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, data);
 	buffer = ring_buffer_alloc(3 * PAGE_SIZE, RB_FL_OVERWRITE);
 	KUNIT_ASSERT_NOT_NULL(test, buffer);
-	preempt_disable();
-	c = raw_smp_processor_id();
-	preempt_enable();
-	KUNIT_ASSERT_EQ(test, 0, set_cpus_allowed_ptr(current, cpumask_of(c)));
+	c = rbi_pin_cpu(test);
 	cpu_buffer = buffer->cpus[c];
 	/* Two full sub-buffers of two events each; read the first. */
 	for (i = 0; i < 4; i++) {
@@ -1356,10 +1365,7 @@ static void rbi_loss_counts(struct kunit *test, u64 next, unsigned long gap)
 
 	buffer = ring_buffer_alloc(3 * PAGE_SIZE, RB_FL_OVERWRITE);
 	KUNIT_ASSERT_NOT_NULL(test, buffer);
-	preempt_disable();
-	c = raw_smp_processor_id();
-	preempt_enable();
-	KUNIT_ASSERT_EQ(test, 0, set_cpus_allowed_ptr(current, cpumask_of(c)));
+	c = rbi_pin_cpu(test);
 	cpu_buffer = buffer->cpus[c];
 	cpu_buffer->next_before = next;
 	for (i = 0; i <= cpu_buffer->nr; i++)
@@ -1648,10 +1654,7 @@ static void rbi_iter_event_too_big(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, data);
 	buffer = ring_buffer_alloc(4 * PAGE_SIZE, 0);
 	KUNIT_ASSERT_NOT_NULL(test, buffer);
-	preempt_disable();
-	c = raw_smp_processor_id();
-	preempt_enable();
-	KUNIT_ASSERT_EQ(test, 0, set_cpus_allowed_ptr(current, cpumask_of(c)));
+	c = rbi_pin_cpu(test);
 	/*
 	 * Two events fill the first sub-buffer, with room for a time extend
 	 * each should the clock jump; the third opens the next.
