@@ -365,10 +365,14 @@ def check_imports():
     if not circles:
         level = {}
         while len(level) < len(graph):
+            before = len(level)
             for m, deps in graph.items():
                 if m not in level and all(d in level for d in deps):
                     level[m] = 1 + max((level[d] for d in deps), default=-1)
-        layers = [sorted(m for m in graph if level[m] == n) for n in range(max(level.values()) + 1)]
+            if len(level) == before:
+                break   # a circle the walk above missed: what is left has no layer
+        layers = [sorted(m for m in level if level[m] == n)
+                  for n in range(max(level.values(), default=-1) + 1)]
     return graph, circles, layers
 
 

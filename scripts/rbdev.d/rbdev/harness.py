@@ -30,8 +30,11 @@ def python_files():
 
 def unit_tests(data=DATA):
     """Run the unit tests of the harness in @data: (ok, the tail of their output)."""
-    r = subprocess.run([sys.executable, '-m', 'unittest', 'discover', '-s', 'tests', '-t', '.'],
-                       cwd=data, capture_output=True, text=True, timeout=600)
+    try:
+        r = subprocess.run([sys.executable, '-m', 'unittest', 'discover', '-s', 'tests', '-t', '.'],
+                           cwd=data, capture_output=True, text=True, timeout=600)
+    except subprocess.TimeoutExpired:
+        return False, 'the unit tests did not end in 600 s'
     tail = (r.stderr.strip() or r.stdout.strip()).splitlines()[-1:] or ['']
     return r.returncode == 0, tail[0]
 
@@ -49,10 +52,24 @@ def plant(name, path, old, new):
     """Run the unit tests on a copy of the harness with one fault planted:
     (caught, detail). A fault whose text is not found exactly once is an
     error of the list, not caught."""
-    with tempfile.TemporaryDirectory(prefix=f'rbdev-plant-{name}-') as d:
-        for sub in ('rbdev', 'tests'):
-            shutil.copytree(os.path.join(DATA, sub), os.path.join(d, sub),
-                            ignore=shutil.ignore_patterns('__pycache__'))
+    with tempfile.TemporaryDirectory(prefix=f'rbdev-plant-{name}-') as top:
+        # The copy sits where the repo has it (REPO is common.py's fourth
+        # parent), the rest of the repo linked in: tests that read repo
+        # files must read the repo's, not fail on a missing one.
+        d = os.path.join(top, os.path.relpath(DATA, REPO))
+        os.makedirs(d)
+        for parent in (REPO, os.path.dirname(DATA)):
+            here = os.path.join(top, os.path.relpath(parent, REPO))
+            for entry in os.listdir(parent):
+                if entry not in ('.git', 'scripts', 'rbdev.d') and \
+                        not os.path.exists(os.path.join(here, entry)):
+                    os.symlink(os.path.join(parent, entry), os.path.join(here, entry))
+        for entry in os.listdir(DATA):
+            if entry in ('rbdev', 'tests'):
+                shutil.copytree(os.path.join(DATA, entry), os.path.join(d, entry),
+                                ignore=shutil.ignore_patterns('__pycache__'))
+            else:
+                os.symlink(os.path.join(DATA, entry), os.path.join(d, entry))
         target = os.path.join(d, path)
         with open(target) as f:
             text = f.read()
@@ -113,6 +130,12 @@ def check_harness(res=None, parser=None):
         caught, tail = plant(name, path, old, new)
         rows.append((f'harness-planted-{name}', caught,
                      'the tests failed' if caught else f'NOT caught: {tail}'))
+    # The control: the same copy with nothing planted must pass, or every
+    # fault above would count as caught by a copy that fails anyway.
+    caught, tail = plant('control', 'rbdev/common.py', 'import os\n', 'import os\n')
+    control_ok = not caught
+    rows.append(('harness-plant-control', control_ok,
+                 'the copy passes' if control_ok else f'the copy fails unplanted: {tail}'))
     if parser is not None:
         bad = readme_problems(parser)
         for p in bad:
@@ -130,6 +153,7 @@ def check_harness(res=None, parser=None):
             log(f'{name}: {"ok" if good else "FAIL"} {detail}')
     log(f'check-harness: unit tests {"pass" if rows[0][1] else "FAIL"}, '
         f'{sum(1 for n, g, _ in rows if n.startswith("harness-planted") and g)} of '
-        f'{sum(1 for n, _, _ in rows if n.startswith("harness-planted"))} planted faults caught, '
+        f'{sum(1 for n, _, _ in rows if n.startswith("harness-planted"))} planted faults caught '
+        f'(the copy without one {"passes" if control_ok else "FAILS"}), '
         f'{len(flakes)} pyflakes and {len(style)} pycodestyle problems')
     return all(g for _, g, _ in rows)
