@@ -19,12 +19,13 @@ from .checks import (
     static_stage)
 from .harness import check_harness
 from .common import CACHE, die, log
-from .config import CROSS, CROSS_BUILDS, STAGES
+from .config import CROSS, CROSS_BUILDS, MAINLINE_KUNIT, MAINLINE_TREE, STAGES
 from .cost import cmd_cost
 from .guest import guest_tests, unexpected_reports
 from .kunit import (
     check_sparse, compile_objects, cross_build, kunit_cross, kunit_from_console, kunit_uml)
 from .litmus import check_litmus
+from .mainline import ensure_mainline, pin as mainline_pin
 from .measure import bench_smoke
 from .persist import persist_alternate, persist_stage
 from .results import Results
@@ -295,6 +296,20 @@ def cmd_kunit(args):
     sys.exit(0 if res.report(os.path.join(CACHE, kind, 'kunit-results.json')) else 1)
 
 
+def cmd_mainline(args):
+    """The contract suite on the unmodified mainline (7.3) base under UML;
+    --pin writes the checksums of the files the series replaces or patches."""
+    if args.base:
+        die('rbdev mainline runs on the 7.3 base only; --base is for the 6.12.117 commands')
+    if args.pin:
+        mainline_pin()
+        return
+    ensure_mainline()   # a first download outside the build lock kunit_uml() takes
+    res = Results(MAINLINE_TREE)
+    kunit_uml(MAINLINE_TREE, res, args.filter, args.kernel_args, tag=MAINLINE_KUNIT)
+    sys.exit(0 if res.report(os.path.join(CACHE, MAINLINE_TREE, 'kunit-results.json')) else 1)
+
+
 def cmd_fuzz(args):
     """The persistent-buffer fuzzer alone, for longer than the test command runs it."""
     kind = kernel_of(args)
@@ -438,6 +453,13 @@ def make_parser(doc):
     add('check-litmus', cmd_check_litmus,
         'the memory-ordering pairs M1-M7 as litmus tests under herd7 (tests/litmus): each '
         'must be Never, each mutant Sometimes')
+    sp = add('mainline', cmd_mainline,
+             'the contract suite under UML on the unmodified mainline base, Linux 7.3')
+    sp.add_argument('--pin', action='store_true',
+                    help='write the checksums of the files the series replaces or patches '
+                         '(scripts/rbdev.d/mainline-7.3.sha256) from the pinned version')
+    sp.add_argument('--filter', help='KUnit filter_glob, e.g. "ring_buffer_modes.*"')
+    sp.add_argument('--kernel-args', action='append', default=[], help='kernel argument')
     add('check-sparse', cmd_check_sparse,
         'sparse (C=2) and W=1 on the ring buffer objects in the UML KUnit build dir')
     sp = add('obj', cmd_obj, 'compile single objects (W=1) in the UML build dir')

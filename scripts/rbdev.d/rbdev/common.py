@@ -1,10 +1,11 @@
 """Paths and helpers that every module uses: where the repo, its data
 (scripts/rbdev.d) and the cache are, the machine's build lock, the
 --verbose flag (common.verbose, which cli.main() sets: read it as
-common.verbose, never import the name), and log(), die(), run(), read()
-and write_if_changed()."""
+common.verbose, never import the name), and log(), die(), run(), read(),
+write_if_changed() and patched_paths()."""
 
 import os
+import re
 import subprocess
 import sys
 
@@ -72,3 +73,8 @@ def write_if_changed(path, data):
 def read(path, mode='rb'):
     with open(path, mode) as f:
         return f.read()
+
+
+def patched_paths(patch):
+    """The paths a patch file changes (its "+++ b/" lines)."""
+    return set(re.findall(r'^\+\+\+ b/(\S+)', read(patch, 'r'), re.M))

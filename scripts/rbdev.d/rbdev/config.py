@@ -17,6 +17,31 @@ PACKAGES = ['qemu-system-x86', 'busybox-static', 'trace-cmd', 'bc', 'flex',
             'xz-utils', 'patch', 'python3-ply', 'python3-git',
             'sparse', 'pyflakes3', 'pycodestyle']
 
+# The mainline base (issue 42): Debian's linux-source-7.3 from the suite
+# trixie-backports, downloaded into the cache and never installed.
+# MAINLINE_SUMS holds the checksums, as the pinned version has them, of
+# every path of it the series replaces, patches or adds: MAINLINE_WATCHED,
+# MAINLINE_BASE_FILES and what MAINLINE_BASE_PATCHES patch (mainline.py
+# checks it lists them all). The 7.3 base's tree and its rows' kind:
+MAINLINE_TREE = 'mainline-base'
+MAINLINE_KUNIT = 'kunit-uml-7.3'
+MAINLINE_SUITE = 'trixie-backports'
+MAINLINE_PKG = 'linux-source-7.3'
+MAINLINE_VERSION = '7.3.4-1~bpo13+1'
+MAINLINE_SUMS = 'scripts/rbdev.d/mainline-7.3.sha256'
+MAINLINE_WATCHED = ('kernel/trace/ring_buffer.c', 'include/linux/ring_buffer.h',
+                    'include/linux/ring_buffer_types.h', 'include/uapi/linux/trace_mmap.h',
+                    'kernel/trace/trace.c', 'MAINTAINERS',
+                    'Documentation/trace/ring-buffer-design.rst',
+                    'tools/testing/selftests/ring-buffer/Makefile')
+# The 7.3 base tree: the contract suite (ring_buffer_kunit.c, its NMI and
+# map suites) with its Kconfig and its adaptation to 7.3's API, each a
+# patch made on 7.3 (patches/7.3/tests; the 6.12 ones need fuzz there).
+MAINLINE_BASE_FILES = ('kernel/trace/ring_buffer_kunit.c', 'kernel/trace/ring_buffer_nmi_kunit.c',
+                       'kernel/trace/ring_buffer_map_kunit.c', 'kernel/trace/.kunitconfig')
+MAINLINE_BASE_PATCHES = ('patches/7.3/tests/0001-ring-buffer-kunit-kconfig.patch',
+                         'patches/7.3/tests/0002-ring-buffer-kunit-mainline-api.patch')
+
 # Repo paths that mirror the kernel tree; everything under them is overlay.
 KERNEL_DIRS = ('kernel', 'include', 'Documentation', 'tools', 'arch', 'lib',
                'samples', 'mm')

@@ -32,7 +32,7 @@ def kunit_py(action, bdir, *extra):
 
 
 @build_lock
-def kunit_uml(kind, res, filt=None, kernel_args=()):
+def kunit_uml(kind, res, filt=None, kernel_args=(), tag='kunit-uml'):
     src = setup(kind)
     bdir = build_dir(kind, 'uml')
     out = os.path.join(bdir, 'kunit.json')
@@ -47,7 +47,7 @@ def kunit_uml(kind, res, filt=None, kernel_args=()):
                      *[f'--kernel_args={a}' for a in kernel_args]) + ([filt] if filt else []),
             cwd=src, env=ccache_env(), check=False, logfile=os.path.join(bdir, 'kunit.log'))
     log(f'KUnit under UML finished in {time.time() - t0:.0f} s')
-    kunit_results(res, 'kunit-uml', out, r.returncode, bdir,
+    kunit_results(res, tag, out, r.returncode, bdir,
                   kernel=kind if kind != res.kernel else None)
 
 

@@ -13,6 +13,7 @@ import tempfile
 
 from .common import CACHE, REPO, log, read
 from .setup import ensure_pristine
+from .suites import Suite, deb_version
 
 
 # One litmus test per pair of ring_buffer_internal.h's M1-M7 and the head
@@ -49,83 +50,21 @@ def herd7_argv(root):
             '-set-libdir', os.path.join(root, 'usr', 'share', 'herdtools7', 'herd')]
 
 
-def apt_mirror():
-    """(URI, keyring or None) of the first Debian main-suite source in this
-    machine's apt configuration, one-line or deb822, or None."""
-    found = []
-    for path in ['/etc/apt/sources.list'] + sorted(glob.glob('/etc/apt/sources.list.d/*.list')):
-        try:
-            text = read(path, 'r')
-        except OSError:
-            continue
-        for ln in text.splitlines():
-            m = re.match(r'\s*deb\s+(?:\[([^\]]*)\]\s+)?(\S+)\s+(\S+)\s+(.*)', ln)
-            if m:
-                opts = dict(o.split('=', 1) for o in (m.group(1) or '').split() if '=' in o)
-                found.append((m.group(2), [m.group(3)], m.group(4).split(), opts.get('signed-by')))
-    for path in sorted(glob.glob('/etc/apt/sources.list.d/*.sources')):
-        try:
-            text = read(path, 'r')
-        except OSError:
-            continue
-        for stanza in re.split(r'\n\s*\n', text):
-            f = dict((k.strip().lower(), v.strip()) for k, v in
-                     re.findall(r'^([\w-]+):[ \t]*(.*)$', stanza, re.M))
-            if 'deb' not in f.get('types', '').split() or f.get('enabled', 'yes') == 'no':
-                continue
-            for uri in f.get('uris', '').split():
-                found.append((uri, f.get('suites', '').split(), f.get('components', '').split(),
-                              f.get('signed-by')))
-    for uri, suites, comps, key in found:
-        # The release itself, not its -security, -updates or -backports.
-        if 'main' in comps and any('-' not in s and '/' not in s for s in suites):
-            return uri, (key if key and os.path.exists(key) else None)
-    return None
-
-
 def unpack_herd7(root):
     """Fetch HERD_PACKAGES from HERD_SUITE and unpack them into @root.
     Returns None, or why it failed."""
     if os.uname().machine != 'x86_64':
         return f'herd7 is fetched for x86_64 only (this machine: {os.uname().machine})'
-    mirror = apt_mirror()
-    if not mirror:
-        return 'no Debian source with a main suite in /etc/apt/sources.list{,.d}'
-    uri, key = mirror
-    apt = os.path.join(HERD_DIR, 'apt')
-    lists, archives = os.path.join(apt, 'lists'), os.path.join(apt, 'archives')
-    for d in (lists, archives):
-        os.makedirs(os.path.join(d, 'partial'), exist_ok=True)
-    sources = os.path.join(apt, 'sources.list')
-    with open(sources, 'w') as f:
-        f.write(f'deb {f"[signed-by={key}] " if key else ""}{uri} {HERD_SUITE} main\n')
-    opts = ['-q', '-o', f'Dir::Etc::sourcelist={sources}', '-o', 'Dir::Etc::sourceparts=/dev/null',
-            '-o', f'Dir::State::Lists={lists}', '-o', f'Dir::Cache::archives={archives}',
-            '-o', 'Dir::Cache::pkgcache=', '-o', 'Dir::Cache::srcpkgcache=']
-    if os.geteuid() == 0:
-        opts += ['-o', 'APT::Sandbox::User=root']   # our lists are root's, not _apt's
-    for deb in glob.glob(os.path.join(archives, '*.deb')):
-        os.unlink(deb)
-    for step, cmd, cwd in (('update', ['apt-get', *opts, 'update'], None),
-                           ('download', ['apt-get', *opts, 'download', *HERD_PACKAGES], archives)):
-        logfile = os.path.join(HERD_DIR, f'apt-{step}.log')
-        log(f'herd7: apt-get {step} ({HERD_SUITE}, into {apt}) ...')
-        with open(logfile, 'w') as f:
-            r = subprocess.run(cmd, cwd=cwd, stdout=f, stderr=subprocess.STDOUT)
-        # apt-get update exits 0 when a source cannot be reached: it only warns.
-        lines = read(logfile, 'r').splitlines()
-        errs = [ln.strip() for ln in lines if ln.startswith(('E:', 'W: Failed'))]
-        if r.returncode or errs or any(ln.startswith('Err') for ln in lines):
-            return (f'apt-get {step} from {HERD_SUITE} failed (exit {r.returncode}; no network?): '
-                    f'{(errs or lines or ["no output"])[0][:300]} (log: {logfile})')
-    debs = sorted(glob.glob(os.path.join(archives, '*.deb')))
+    suite = Suite(HERD_DIR, HERD_SUITE)
+    why = suite.update()
+    debs, why = (None, why) if why else suite.download(HERD_PACKAGES)
+    if why:
+        return f'herd7: {why}'
     tmp = root + '.tmp'
     shutil.rmtree(tmp, ignore_errors=True)
     versions = []
     for deb in debs:
-        r = subprocess.run(['dpkg-deb', '-f', deb, 'Package', 'Version'], capture_output=True,
-                           text=True)
-        versions.append(' '.join(r.stdout.split()[1::2]))
+        versions.append(deb_version(deb))
         r = subprocess.run(['dpkg', '-x', deb, tmp], capture_output=True, text=True)
         if r.returncode:
             return f'dpkg -x {os.path.basename(deb)} failed: {r.stderr.strip()[-200:]}'

@@ -7,6 +7,7 @@ import json
 import os
 
 from .common import REPO, log, read
+from .config import MAINLINE_TREE
 from .setup import series_steps
 
 
@@ -37,9 +38,11 @@ class Results:
         self.fixed = None
 
     def kernel_column(self, kind, name, kernel):
-        """The base with the stable fixes is expected what the base is,
-        except in the tests a stable fix names (its step's Tests:), where
-        it is expected what the series is."""
+        """The column of @kernel. The base with the stable fixes is
+        expected what the base is, except in the tests a stable fix names
+        (its step's Tests:), where it is expected what the series is."""
+        if kernel == MAINLINE_TREE:
+            return 'base'   # 7.3's rows have kinds of their own
         if kernel != 'stable':
             return kernel
         if self.fixed is None:

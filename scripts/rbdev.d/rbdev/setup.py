@@ -1,6 +1,7 @@
 """Set-up: the packages (apt), the pristine base unpacked once into the
-cache, the base, series and stable trees kept in step with the repo's
-overlay and patches, and the steps of the series and of the stable fixes
+cache, the base, series and stable trees (and 7.3's base, whose pristine
+tree mainline.py fetches) kept in step with the repo's overlay and
+patches, and the steps of the series and of the stable fixes
 (scripts/rbdev.d/series and stable), from which the stable tree and the
 stable kernel's expectations are made."""
 
@@ -11,10 +12,11 @@ import shutil
 import subprocess
 import tempfile
 
-from .common import CACHE, DATA, REPO, die, log, read, run, write_if_changed
+from .common import CACHE, DATA, REPO, die, log, patched_paths, read, run, write_if_changed
 from .config import (
-    BASE_GLOBS, KERNEL_DIRS, KERNEL_VERSION, PACKAGES, PATCH_DIRS, SRC_PKG, SRC_TARBALL,
-    SRC_VERSION)
+    BASE_GLOBS, KERNEL_DIRS, KERNEL_VERSION, MAINLINE_BASE_FILES, MAINLINE_BASE_PATCHES,
+    MAINLINE_TREE, PACKAGES, PATCH_DIRS, SRC_PKG, SRC_TARBALL, SRC_VERSION)
+from .mainline import ensure_mainline
 
 
 def installed(pkg):
@@ -111,30 +113,33 @@ def patch_list(kind):
     return out
 
 
-def patched_paths(patch):
-    paths = set()
-    for ln in read(patch, 'r').splitlines():
-        m = re.match(r'^\+\+\+ b/(\S+)', ln)
-        if m:
-            paths.add(m.group(1))
-    return paths
+def tree_sources(kind):
+    """(pristine tree, {kernel path: repo path}, [patch paths]) of a tree:
+    6.12.117's base, series or stable, or 7.3's base (mainline-base)."""
+    if kind == MAINLINE_TREE:
+        return (ensure_mainline(), {p: os.path.join(REPO, p) for p in MAINLINE_BASE_FILES},
+                [os.path.join(REPO, p) for p in MAINLINE_BASE_PATCHES])
+    return ensure_pristine(), overlay_files(kind != 'series'), patch_list(kind)
 
 
 def sync_tree(kind):
     """Bring cache/<kind>/src to pristine + overlay + patches, touching only changed files."""
-    pristine = ensure_pristine()
-    base = kind != 'series'
+    pristine, files, patches = tree_sources(kind)
     top = os.path.join(CACHE, kind)
     src = os.path.join(top, 'src')
-    if not os.path.exists(os.path.join(top, 'src.ready')):
+    # src.ready holds the pristine tree's stamp: a base unpacked again (7.3's
+    # when the archive moved on) makes the tree again. An empty one is a
+    # tree made before the stamp was kept there.
+    ready = os.path.join(top, 'src.ready')
+    want = read(pristine + '.version', 'r')
+    if not os.path.exists(ready) or read(ready, 'r') not in ('', want):
         log(f'creating the {kind} tree (about 20 s) ...')
         shutil.rmtree(src, ignore_errors=True)
         os.makedirs(top, exist_ok=True)
         run(['cp', '-a', os.path.realpath(pristine), src])
-        open(os.path.join(top, 'src.ready'), 'w').close()
+        with open(ready, 'w') as f:
+            f.write(want)
 
-    files = overlay_files(base)
-    patches = patch_list(kind)
     manifest_path = os.path.join(top, 'overlay.manifest')
     try:
         previous = set(read(manifest_path, 'r').split())

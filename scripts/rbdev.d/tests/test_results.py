@@ -59,6 +59,11 @@ class Judging(unittest.TestCase):
                                   ('report', 'some_warn', 'ALLOWED')])
         self.assertEqual([ok for _, _, ok in got], [True, True])
 
+    def test_the_mainline_base_takes_the_base_column(self):
+        got = self.judge('mainline-base', [('kunit-uml', 's.a_base_bug', 'FAIL'),
+                                           ('report', 'some_warn', 'ALLOWED')])
+        self.assertEqual(got, [('kunit-uml', 's.a_base_bug', True), ('report', 'some_warn', True)])
+
     def test_stable_takes_the_series_column_only_for_its_fixes(self):
         got = self.judge('series', [('kunit-uml', 's.a_base_bug', 'FAIL', '', 'stable'),
                                     ('report', 'some_warn', 'ALLOWED', '', 'stable')],
