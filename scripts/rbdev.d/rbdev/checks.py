@@ -378,6 +378,15 @@ def check_imports():
 
 # ---- the static stage of the test command ----
 
+def static_row(res, name, problems, what):
+    """A static check's row: PASS without @problems, else FAIL with their
+    count (@what they are) and each one in the log."""
+    for p in problems:
+        log('  ' + p)
+    res.add('static', name, 'FAIL' if problems else 'PASS',
+            f'{len(problems)} {what}' if problems else '')
+
+
 def static_stage(res, parser=None):
     """The checks that need no build: test points, layers, the design doc,
     the kernel's style, the memory-ordering pairs under herd7, and this
@@ -386,16 +395,10 @@ def static_stage(res, parser=None):
     check_points_stage(res)
     files, bad = check_style()
     log(f'checkpatch --strict, kernel-doc -Wall: {len(files)} files')
-    for b in bad:
-        log('  ' + b)
-    res.add('static', 'checkpatch-kernel-doc', 'FAIL' if bad else 'PASS',
-            f'{len(bad)} complaints' if bad else '')
+    static_row(res, 'checkpatch-kernel-doc', bad, 'complaints')
     edges, problems = check_layers()
     log('check-layers: ' + '; '.join(f'{f} -> {g}' for f, g in sorted(edges)))
-    for p in problems:
-        log('  ' + p)
-    res.add('static', 'check-layers', 'FAIL' if problems else 'PASS',
-            f'{len(problems)} problems' if problems else '')
+    static_row(res, 'check-layers', problems, 'problems')
     graph, circles, layers = check_imports()
     log(f'check-imports: {len(graph)} modules, {sum(map(len, graph.values()))} imports '
         f'among them, {len(layers)} layers')
@@ -406,10 +409,7 @@ def static_stage(res, parser=None):
     check_harness(res, parser)
     checked, problems = check_doc()
     log(f'check-doc: {len(checked)} names in code font')
-    for p in problems:
-        log('  ' + p)
-    res.add('static', 'check-doc', 'FAIL' if problems else 'PASS',
-            f'{len(problems)} names not found' if problems else '')
+    static_row(res, 'check-doc', problems, 'names not found')
     t = time.time()
     rows = check_litmus()
     log(f'check-litmus: {len(rows)} runs of herd7 in {time.time() - t:.1f} s')
