@@ -97,8 +97,9 @@ def unpack(deb, dst):
 def hold_to_sums(version, remove=False):
     """Stop unless PRISTINE (Debian @version) is the tested base as
     MAINLINE_SUMS has it now: every file the series replaces or patches
-    listed, each byte-identical. @remove: delete the tree first (a fresh
-    download; a tree in use stays for the message to be acted on)."""
+    listed, each byte-identical. @remove: delete a tree that differs
+    before stopping (a fresh download; a tree in use stays, for the
+    message to be acted on). Returns how many paths it compared."""
     recorded_version, recorded = parse_sums(read(os.path.join(REPO, MAINLINE_SUMS), 'r'))
     unlisted = sorted(set(watched_paths()) - set(recorded))
     if unlisted:
