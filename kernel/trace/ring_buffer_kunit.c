@@ -1551,7 +1551,9 @@ static void rbt_subbuf_orders(struct kunit *test)
 		unsigned int per = cap / rbt_event_bytes(len), n = 3 * per + 1, i;
 		u64 t0 = 1000000 * (order + 1);
 
+		/* Two events, one of them read, before the order changes. */
 		KUNIT_ASSERT_EQ(test, rbt_fill_buffer(buffer, 2, 16, t0 - 10), 2U);
+		KUNIT_ASSERT_NOT_NULL(test, ring_buffer_consume(buffer, cpu, NULL, NULL));
 		KUNIT_ASSERT_EQ(test, 0, ring_buffer_subbuf_order_set(buffer, order));
 		KUNIT_EXPECT_EQ(test, ring_buffer_subbuf_order_get(buffer), order);
 		KUNIT_EXPECT_EQ(test, ring_buffer_subbuf_size_get(buffer),
@@ -1560,8 +1562,17 @@ static void rbt_subbuf_orders(struct kunit *test)
 		/* The total size stays what was asked for, in bigger pieces. */
 		KUNIT_EXPECT_GE(test, ring_buffer_size(buffer, cpu), RBT_SUBBUFS(32));
 		KUNIT_EXPECT_LT(test, ring_buffer_size(buffer, cpu), RBT_SUBBUFS(32) + 2 * cap);
-		if (order)	/* a change of order starts afresh */
+		if (order) {
+			/*
+			 * A change of order starts afresh: the old sub-buffers
+			 * are gone, so nothing of them may still be counted
+			 * (per_cpu/cpuN/stats, and since 6.14 the empty test).
+			 */
 			KUNIT_EXPECT_TRUE(test, ring_buffer_empty_cpu(buffer, cpu));
+			KUNIT_EXPECT_EQ(test, ring_buffer_entries_cpu(buffer, cpu), 0UL);
+			KUNIT_EXPECT_EQ(test, ring_buffer_read_events_cpu(buffer, cpu), 0UL);
+			KUNIT_EXPECT_EQ(test, ring_buffer_bytes_cpu(buffer, cpu), 0UL);
+		}
 		ring_buffer_reset_cpu(buffer, cpu);
 
 		KUNIT_ASSERT_EQ(test, rbt_fill_buffer(buffer, n, len, t0), n);

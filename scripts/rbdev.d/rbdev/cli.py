@@ -19,7 +19,7 @@ from .checks import (
     static_stage)
 from .harness import check_harness
 from .common import CACHE, die, log
-from .config import CROSS, CROSS_BUILDS, MAINLINE_KUNIT, MAINLINE_TREE, STAGES
+from .config import CROSS, CROSS_BUILDS, MAINLINE_FIXES_TREE, MAINLINE_KUNIT, MAINLINE_TREE, STAGES
 from .cost import cmd_cost
 from .guest import guest_tests, unexpected_reports
 from .kunit import (
@@ -297,17 +297,20 @@ def cmd_kunit(args):
 
 
 def cmd_mainline(args):
-    """The contract suite on the unmodified mainline (7.3) base under UML;
-    --pin writes the checksums of the files the series replaces or patches."""
+    """The contract suite on the unmodified mainline (7.3) base under UML,
+    or with --fixes on the base with the fixes for mainline (rbdev series
+    --fixes); --pin writes the checksums of the files the series replaces
+    or patches."""
     if args.base:
         die('rbdev mainline runs on the 7.3 base only; --base is for the 6.12.117 commands')
     if args.pin:
         mainline_pin()
         return
     ensure_mainline()   # a first download outside the build lock kunit_uml() takes
-    res = Results(MAINLINE_TREE)
-    kunit_uml(MAINLINE_TREE, res, args.filter, args.kernel_args, tag=MAINLINE_KUNIT)
-    sys.exit(0 if res.report(os.path.join(CACHE, MAINLINE_TREE, 'kunit-results.json')) else 1)
+    tree = MAINLINE_FIXES_TREE if args.fixes else MAINLINE_TREE
+    res = Results(tree)
+    kunit_uml(tree, res, args.filter, args.kernel_args, tag=MAINLINE_KUNIT)
+    sys.exit(0 if res.report(os.path.join(CACHE, tree, 'kunit-results.json')) else 1)
 
 
 def cmd_fuzz(args):
@@ -356,11 +359,13 @@ def cmd_shell(args):
 
 
 def cmd_series(args):
-    kind = 'stable' if args.stable else 'series'
+    if args.stable and args.fixes:
+        die('--stable and --fixes exclude each other')
+    kind = 'stable' if args.stable else 'fixes' if args.fixes else 'series'
     if args.base:
         die('rbdev series has no --base: the series is the base plus patches')
     if args.bisect and kind != 'series':
-        die('--bisect builds the commits of the series, not of the stable fixes')
+        die('--bisect builds the commits of the series, not of the fixes')
     out = os.path.abspath(args.out) if args.out else os.path.join(CACHE, f'{kind}-out')
     if os.path.isdir(out) and any(not f.endswith('.patch') for f in os.listdir(out)):
         die(f'{out} holds files other than patches; give an empty or new directory')
@@ -458,6 +463,8 @@ def make_parser(doc):
     sp.add_argument('--pin', action='store_true',
                     help='write the checksums of the files the series replaces or patches '
                          '(scripts/rbdev.d/mainline-7.3.sha256) from the pinned version')
+    sp.add_argument('--fixes', action='store_true',
+                    help='on the base with the fixes for mainline ("rbdev series --fixes")')
     sp.add_argument('--filter', help='KUnit filter_glob, e.g. "ring_buffer_modes.*"')
     sp.add_argument('--kernel-args', action='append', default=[], help='kernel argument')
     add('check-sparse', cmd_check_sparse,
@@ -478,6 +485,9 @@ def make_parser(doc):
     sp.add_argument('--bisect', action='store_true',
                     help='and build every commit (UML KUnit config with the suites run, '
                          'x86_64 guest config, W=1 on what it writes; about 40 min)')
+    sp.add_argument('--fixes', action='store_true',
+                    help='the fixes for mainline, on the 7.3 base (scripts/rbdev.d/fixes; '
+                         'their KUnit: "rbdev mainline --fixes")')
     sp = add('bench', cmd_bench, 'benchmark the series against the base (always both)')
     sp.add_argument('--runs', type=int, default=5, help='runs per kernel (default 5)')
     sp.add_argument('--uml-runs', type=int, default=21,

@@ -41,6 +41,14 @@ MAINLINE_BASE_FILES = ('kernel/trace/ring_buffer_kunit.c', 'kernel/trace/ring_bu
                        'kernel/trace/ring_buffer_map_kunit.c', 'kernel/trace/.kunitconfig')
 MAINLINE_BASE_PATCHES = ('patches/7.3/tests/0001-ring-buffer-kunit-kconfig.patch',
                          'patches/7.3/tests/0002-ring-buffer-kunit-mainline-api.patch')
+# The fixes for mainline (rbdev series --fixes, onto the 7.3 release the
+# base is): their patches, and the tree of the 7.3 base with them, whose
+# rows are judged as the base's except in the tests a fix names.
+MAINLINE_FIXES_DIR = 'patches/7.3/fixes'
+MAINLINE_FIXES_TREE = 'mainline-fixes'
+# The kernels whose expectations come from a series of fixes (the Tests:
+# of its steps, scripts/rbdev.d/<series>), and that series.
+FIXES_OF = {'stable': 'stable', MAINLINE_FIXES_TREE: 'fixes'}
 
 # Repo paths that mirror the kernel tree; everything under them is overlay.
 KERNEL_DIRS = ('kernel', 'include', 'Documentation', 'tools', 'arch', 'lib',

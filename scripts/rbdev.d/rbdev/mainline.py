@@ -5,6 +5,7 @@ to the pinned version's (MAINLINE_SUMS); unpacked once into
 cache/pristine-7.3, never modified afterwards. Never a silent other base."""
 
 import fcntl
+import glob
 import hashlib
 import os
 import re
@@ -13,8 +14,8 @@ import subprocess
 
 from .common import CACHE, REPO, die, log, patched_paths, read
 from .config import (
-    MAINLINE_BASE_FILES, MAINLINE_BASE_PATCHES, MAINLINE_PKG, MAINLINE_SUITE, MAINLINE_SUMS, MAINLINE_VERSION,
-    MAINLINE_WATCHED)
+    MAINLINE_BASE_FILES, MAINLINE_BASE_PATCHES, MAINLINE_FIXES_DIR, MAINLINE_PKG, MAINLINE_SUITE,
+    MAINLINE_SUMS, MAINLINE_VERSION, MAINLINE_WATCHED)
 from .suites import Suite
 
 MAINLINE_DIR = os.path.join(CACHE, 'mainline')
@@ -24,11 +25,12 @@ PRISTINE = os.path.join(CACHE, 'pristine-7.3')
 def watched_paths():
     """The paths of the base the series replaces, patches or adds:
     MAINLINE_WATCHED, the suite's own files and what MAINLINE_BASE_PATCHES
-    change. A path the base lacks is recorded as absent: a 7.3.y that adds
-    it would have it overwritten."""
+    and the fixes for mainline change. A path the base lacks is recorded
+    as absent: a 7.3.y that adds it would have it overwritten."""
     paths = set(MAINLINE_WATCHED) | set(MAINLINE_BASE_FILES)
-    for p in MAINLINE_BASE_PATCHES:
-        paths |= patched_paths(os.path.join(REPO, p))
+    for p in [os.path.join(REPO, p) for p in MAINLINE_BASE_PATCHES] + \
+            glob.glob(os.path.join(REPO, MAINLINE_FIXES_DIR, '*.patch')):
+        paths |= patched_paths(p)
     return sorted(paths)
 
 

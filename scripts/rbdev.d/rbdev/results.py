@@ -1,5 +1,5 @@
 """Results: the rows of a run judged against tests/expected-results.txt
-(a column per kernel; the stable kernel's from its fixes' Tests:), the
+(a column per kernel; a kernel with fixes, from their Tests:), the
 summary and JSON file a command ends with, and the cases of a kunit.py
 JSON file."""
 
@@ -7,7 +7,7 @@ import json
 import os
 
 from .common import REPO, log, read
-from .config import MAINLINE_TREE
+from .config import FIXES_OF, MAINLINE_TREE
 from .setup import series_steps
 
 
@@ -35,19 +35,21 @@ class Results:
         self.kernel = kernel
         self.rows = []   # (kind, name, got, expected, ok, reason)
         self.expected = load_expected()
-        self.fixed = None
+        self.fixed = {}   # series of fixes: the tests its steps name
 
     def kernel_column(self, kind, name, kernel):
-        """The column of @kernel. The base with the stable fixes is
-        expected what the base is, except in the tests a stable fix names
-        (its step's Tests:), where it is expected what the series is."""
+        """The column of @kernel. A base with a series of fixes (FIXES_OF:
+        6.12's stable fixes, 7.3's fixes for mainline) is expected what the
+        base is, except in the tests a fix names (its step's Tests:), where
+        it is expected what the series is."""
         if kernel == MAINLINE_TREE:
             return 'base'   # 7.3's rows have kinds of their own
-        if kernel != 'stable':
+        fixes = FIXES_OF.get(kernel)
+        if not fixes:
             return kernel
-        if self.fixed is None:
-            self.fixed = {t for s in series_steps('stable') for t in s['tests']}
-        return 'series' if f'{kind}:{name}' in self.fixed else 'base'
+        if fixes not in self.fixed:
+            self.fixed[fixes] = {t for s in series_steps(fixes) for t in s['tests']}
+        return 'series' if f'{kind}:{name}' in self.fixed[fixes] else 'base'
 
     def add(self, kind, name, got, detail='', kernel=None):
         """One result. @kernel: judge it as that kernel's (a stable row in

@@ -2,7 +2,8 @@
 the cache, written out with git format-patch and a cover letter, and
 checked (git am, byte identity with the test tree, MAINTAINERS,
 checkpatch); with --bisect every commit built. The same for the stable
-fixes."""
+fixes, and for the fixes for mainline on the 7.3 base (--fixes), in a
+git repo of their own."""
 
 import glob
 import json
@@ -15,8 +16,11 @@ import time
 from .build import build_dir, build_lock, ccache_env, jobs
 from .checks import LAYERS, SELFTEST_IGNORE
 from .common import CACHE, DATA, REPO, die, log, patched_paths, read, run
-from .config import KERNEL_VERSION, SRC_PKG, SRC_TARBALL, SRC_VERSION, UML_KCONFIG_OFF_ARGS
+from .config import (
+    KERNEL_VERSION, MAINLINE_FIXES_DIR, MAINLINE_FIXES_TREE, MAINLINE_PKG, MAINLINE_SUITE, SRC_PKG,
+    SRC_TARBALL, SRC_VERSION, UML_KCONFIG_OFF_ARGS)
 from .kunit import kunit_tool
+from .mainline import ensure_mainline
 from .results import Results, kunit_json_cases, load_expected
 from .setup import (
     ensure_pristine, overlay_files, patch_list, series_steps, sync_tree)
@@ -25,6 +29,11 @@ from .stats import GUEST_UNTABLED, fmt
 
 SERIES_GIT = 'git'            # under CACHE: the pristine tree, committed once
 SERIES_TAG = f'v{KERNEL_VERSION}'
+# The kinds of patches and the base each goes onto: its git repo and work
+# trees under CACHE, and the tree of `rbdev test` it must equal.
+KIND_BASE = {'series': ('6.12', 'series'), 'stable': ('6.12', 'stable'),
+             'fixes': ('7.3', MAINLINE_FIXES_TREE)}
+GITS = {'6.12': (SERIES_GIT, 'series-wt', 'series-am'), '7.3': ('git-7.3', 'fixes-wt', 'fixes-am')}
 SERIES_IDENT = os.environ.get('RBDEV_IDENT', 'rbdev <rbdev@localhost>')
 SUBJECT_MAX = 75
 # checkpatch warns "added, moved or deleted file(s), does MAINTAINERS need
@@ -45,6 +54,10 @@ def series_coverage(kind, steps):
     if kind == 'series':
         want_files = set(overlay_files(False))
         want_patches = {os.path.relpath(p, REPO) for p in patch_list(kind)}
+    elif kind == 'fixes':
+        want_files = set()
+        want_patches = {os.path.relpath(p, REPO) for p in
+                        glob.glob(os.path.join(REPO, MAINLINE_FIXES_DIR, '*.patch'))}
     else:
         # The fixes only: every patch of patches/stable, and a fix from
         # patches/series that the series carries too.
@@ -94,45 +107,62 @@ def git(repo, *args, check=True, env=None, **kw):
     return r
 
 
-def series_repo():
-    """CACHE/git: a repository whose first commit, tagged v6.12.117, is the
+def base_tag(kind):
+    """The tag of the release @kind's patches go onto: v6.12.117, or for
+    the mainline fixes the 7.3.y the mainline base is."""
+    if KIND_BASE[kind][0] == '6.12':
+        return SERIES_TAG
+    return 'v' + read(ensure_mainline() + '.version', 'r').split()[1]
+
+
+def series_repo(kind='series'):
+    """CACHE/git (CACHE/git-7.3 for the mainline fixes): a repository
+    whose first commit, tagged with the release (base_tag()), is the
     pristine tree exactly (ignored files included); its work tree is
-    empty. Made once (about 2 min)."""
-    pristine = ensure_pristine()
-    repo = os.path.join(CACHE, SERIES_GIT)
-    stamp = os.path.join(CACHE, 'git.version')
-    if os.path.exists(stamp) and read(stamp, 'r').strip() == SRC_VERSION:
+    empty. Made once per base version (about 2 min)."""
+    line = KIND_BASE[kind][0]
+    name, wt, am = GITS[line]
+    if line == '6.12':
+        pristine, version = ensure_pristine(), SRC_VERSION
+        message = f'Debian {SRC_PKG} {SRC_VERSION}, unpacked from {SRC_TARBALL}.'
+    else:
+        pristine = ensure_mainline()
+        version = read(pristine + '.version', 'r').split()[0]
+        message = f'Debian {MAINLINE_PKG} {version} of {MAINLINE_SUITE}.'
+    tag = base_tag(kind)
+    repo = os.path.join(CACHE, name)
+    stamp = os.path.join(CACHE, name + '.version')
+    if os.path.exists(stamp) and read(stamp, 'r').strip() == version:
         return repo
-    log(f'committing the pristine {KERNEL_VERSION} tree to {repo} (once, about 2 min) ...')
+    log(f'committing the pristine {tag} tree to {repo} (once, about 2 min) ...')
     shutil.rmtree(repo, ignore_errors=True)
     # Work trees of an earlier repository would point at a gitdir that is gone.
-    for wt in ('series-wt', 'series-am', os.path.join('bisect', 'src')):
-        shutil.rmtree(os.path.join(CACHE, wt), ignore_errors=True)
+    for d in (wt, am) + ((os.path.join('bisect', 'src'),) if line == '6.12' else ()):
+        shutil.rmtree(os.path.join(CACHE, d), ignore_errors=True)
     os.makedirs(repo)
     git(repo, 'init', '-q', '-b', 'pristine')
     git(repo, 'config', 'core.autocrlf', 'false')
     git(repo, f'--work-tree={pristine}', 'add', '-A', '-f', '.')
-    git(repo, 'commit', '-q', '-m', f'Linux {KERNEL_VERSION}\n\nDebian {SRC_PKG} {SRC_VERSION}, '
-        f'unpacked from {SRC_TARBALL}.')
-    git(repo, 'tag', SERIES_TAG)
+    git(repo, 'commit', '-q', '-m', f'Linux {tag[1:]}\n\n{message}')
+    git(repo, 'tag', tag)
     # The index now describes the pristine tree; the repo's own work tree
     # stays empty, so reset it to nothing tracked there.
     git(repo, 'read-tree', '--empty')
     with open(stamp, 'w') as f:
-        f.write(SRC_VERSION + '\n')
+        f.write(version + '\n')
     return repo
 
 
-def series_worktree(repo, name):
-    """A detached work tree of the repo at v6.12.117, CACHE/<name>."""
+def series_worktree(repo, name, tag=SERIES_TAG):
+    """A detached work tree of the repo at @tag, CACHE/<name>."""
     wt = os.path.join(CACHE, name)
     if not os.path.exists(os.path.join(wt, '.git')):
         shutil.rmtree(wt, ignore_errors=True)
         git(repo, 'worktree', 'prune')
-        log(f'checking out {SERIES_TAG} into {wt} (about 30 s) ...')
-        git(repo, 'worktree', 'add', '-q', '--detach', wt, SERIES_TAG)
+        log(f'checking out {tag} into {wt} (about 30 s) ...')
+        git(repo, 'worktree', 'add', '-q', '--detach', wt, tag)
     git(wt, 'am', '--abort', check=False)
-    git(wt, 'checkout', '-q', '--detach', '-f', SERIES_TAG)
+    git(wt, 'checkout', '-q', '--detach', '-f', tag)
     git(wt, 'clean', '-q', '-f', '-d', '--', *series_paths(wt))
     return wt
 
@@ -145,11 +175,11 @@ def series_paths(wt):
 
 
 def series_commit(kind, steps):
-    """Commit the steps onto v6.12.117 as branch rbdev-<kind>; returns
-    (repo, worktree)."""
-    repo = series_repo()
-    wt = series_worktree(repo, 'series-wt')
-    git(wt, 'checkout', '-q', '-B', f'rbdev-{kind}', SERIES_TAG)
+    """Commit the steps onto their release (base_tag()) as branch
+    rbdev-<kind>; returns (repo, worktree)."""
+    repo, tag = series_repo(kind), base_tag(kind)
+    wt = series_worktree(repo, GITS[KIND_BASE[kind][0]][1], tag)
+    git(wt, 'checkout', '-q', '-B', f'rbdev-{kind}', tag)
     for s in steps:
         for old, new in s['renames']:
             git(wt, 'mv', old, new)
@@ -177,8 +207,9 @@ def series_export(kind, wt, out, cover):
     os.makedirs(out, exist_ok=True)
     for f in glob.glob(os.path.join(out, '*.patch')):
         os.unlink(f)
-    git(wt, 'format-patch', '-q', '--break-rewrites', '-M', '--cover-letter', f'--base={SERIES_TAG}',
-        '-o', out, f'{SERIES_TAG}..rbdev-{kind}')
+    tag = base_tag(kind)
+    git(wt, 'format-patch', '-q', '--break-rewrites', '-M', '--cover-letter', f'--base={tag}',
+        '-o', out, f'{tag}..rbdev-{kind}')
     patches = sorted(glob.glob(os.path.join(out, '*.patch')))
     letter = patches[0]
     subject, blurb = cover
@@ -190,14 +221,16 @@ def series_export(kind, wt, out, cover):
 
 
 def series_identity(kind, wt):
-    """Compare the work tree (v6.12.117 plus the series) with the synced
-    tree of that kind the tests run on: every path either changes or the
-    overlay touches must hold the same bytes, or be absent in both."""
-    src = sync_tree(kind)
-    changed = set(git(wt, 'diff', '--name-only', SERIES_TAG, 'HEAD').stdout.split())
-    touched = set(read(os.path.join(CACHE, kind, 'overlay.manifest'), 'r').split())
-    if kind == 'stable':
-        # The stable tree has the tests too; only the fixes' paths compare.
+    """Compare the work tree (the release plus the patches) with the
+    synced tree of that kind the tests run on: every path either changes
+    or the overlay touches must hold the same bytes, or be absent in
+    both."""
+    tree = KIND_BASE[kind][1]
+    src = sync_tree(tree)
+    changed = set(git(wt, 'diff', '--name-only', base_tag(kind), 'HEAD').stdout.split())
+    touched = set(read(os.path.join(CACHE, tree, 'overlay.manifest'), 'r').split())
+    if kind != 'series':
+        # The trees of the fixes have the tests too; only the fixes' paths compare.
         touched = set()
     problems = []
     for rel in sorted(changed | touched):
@@ -244,21 +277,22 @@ def checkpatch_patch(tree, patch):
 
 
 def series_check(kind, repo, patches):
-    """git am the emitted series onto a clean v6.12.117, compare the result
-    with the test tree, and run checkpatch --strict on every patch.
-    Returns [(name, ok, detail)]."""
+    """git am the emitted series onto a clean release (base_tag()),
+    compare the result with the test tree, and run checkpatch --strict on
+    every patch. Returns [(name, ok, detail)]."""
     rows = []
-    am = series_worktree(repo, 'series-am')
+    tag = base_tag(kind)
+    am = series_worktree(repo, GITS[KIND_BASE[kind][0]][2], tag)
     r = git(am, 'am', '-q', '--whitespace=error-all', *patches[1:], check=False)
     rows.append(('git-am', r.returncode == 0,
-                 f'{len(patches) - 1} patches on {SERIES_TAG}' if r.returncode == 0 else
+                 f'{len(patches) - 1} patches on {tag}' if r.returncode == 0 else
                  (r.stdout + r.stderr).strip()[-800:]))
     if r.returncode:
         return rows
     n, problems = series_identity(kind, am)
     rows.append(('byte-identical', not problems, f'{n} paths' if not problems else
                  '; '.join(problems[:10])))
-    added = git(am, 'diff', '--name-only', '--diff-filter=A', SERIES_TAG, 'HEAD').stdout.split()
+    added = git(am, 'diff', '--name-only', '--diff-filter=A', tag, 'HEAD').stdout.split()
     uncovered = []
     for f in added:
         r = subprocess.run(['perl', 'scripts/get_maintainer.pl', '--no-git', '--no-git-fallback',
@@ -281,35 +315,43 @@ def line_count(paths):
 
 def cover_letter(kind, steps):
     """(subject, blurb) of the cover letter, with the counts and the last
-    results found in the cache (each says when it ran)."""
-    pristine = ensure_pristine()
+    results found in the cache (each says when it ran): each fact is
+    worked out only if the letter names it."""
     ours = [os.path.join(REPO, 'kernel/trace', f) for f in
             ('ring_buffer_internal.h',) + tuple(f for f in LAYERS)]
-    up = line_count([os.path.join(pristine, 'kernel/trace/ring_buffer.c')])
     tests = [f for s in steps for f in s['files'] if 'kunit' in f or 'torture' in f or
              'selftest' in f or f.startswith('tools/')]
     text = read(os.path.join(DATA, kind, 'cover-letter.txt'), 'r')
+    upstream = os.path.join('kernel', 'trace', 'ring_buffer.c')
     facts = {
-        'ours': f'{line_count(ours):,}', 'files': str(len(ours)), 'upstream': f'{up:,}',
-        'tests': f'{line_count([os.path.join(REPO, f) for f in tests]):,}',
-        'ntests': str(len(tests)), 'results': cover_results(kind), 'bench': cover_bench(),
+        'ours': lambda: f'{line_count(ours):,}', 'files': lambda: str(len(ours)),
+        'upstream': lambda: f'{line_count([os.path.join(ensure_pristine(), upstream)]):,}',
+        'tests': lambda: f'{line_count([os.path.join(REPO, f) for f in tests]):,}',
+        'ntests': lambda: str(len(tests)), 'results': lambda: cover_results(kind),
+        'bench': cover_bench,
     }
     subject, _, blurb = text.partition('\n\n')
     for k, v in facts.items():
-        blurb = blurb.replace('{' + k + '}', v)
+        if '{' + k + '}' in blurb:
+            blurb = blurb.replace('{' + k + '}', v())
     return subject.strip(), blurb
 
 
 def cover_results(kind):
     """The last `rbdev test` of the series, from the cache: its rows of the
-    series, or for the stable fixes its rows of the stable kernel."""
-    path = os.path.join(CACHE, 'series', 'test-results.json')
+    series, or for the stable fixes its rows of the stable kernel; for the
+    mainline fixes, the last `rbdev mainline --fixes`."""
+    if kind == 'fixes':
+        path, run_of = os.path.join(CACHE, MAINLINE_FIXES_TREE, 'kunit-results.json'), \
+            '`rbdev mainline --fixes`'
+    else:
+        path, run_of = os.path.join(CACHE, 'series', 'test-results.json'), '`rbdev test`'
     if not os.path.exists(path):
-        return '  (no `rbdev test` run in this cache yet)\n'
+        return f'  (no {run_of} run in this cache yet)\n'
     rows = [r for r in json.load(open(path))
-            if r['kind'].endswith('-stable') == (kind == 'stable')]
+            if kind == 'fixes' or r['kind'].endswith('-stable') == (kind == 'stable')]
     if not rows:
-        return f'  (the last `rbdev test` in this cache has no rows of the {kind} kernel)\n'
+        return f'  (the last {run_of} in this cache has no rows of the {kind} kernel)\n'
 
     when = time.strftime('%Y-%m-%d', time.gmtime(os.path.getmtime(path)))
     by = {}
@@ -319,7 +361,7 @@ def cover_results(kind):
     lines = [f'  {k:18} {v[1]:4} passed {v[2]:3} expected non-PASS {v[0]:3} failed'
              for k, v in by.items()]
     fails = sum(v[0] for v in by.values())
-    return (f'`rbdev test` of {when} in the cache this series was made from '
+    return (f'{run_of} of {when} in the cache this series was made from '
             f'({len(rows) - fails} passed, {fails} failed):\n\n' + '\n'.join(lines) + '\n')
 
 

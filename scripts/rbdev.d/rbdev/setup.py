@@ -15,7 +15,7 @@ import tempfile
 from .common import CACHE, DATA, REPO, die, log, patched_paths, read, run, write_if_changed
 from .config import (
     BASE_GLOBS, KERNEL_DIRS, KERNEL_VERSION, MAINLINE_BASE_FILES, MAINLINE_BASE_PATCHES,
-    MAINLINE_TREE, PACKAGES, PATCH_DIRS, SRC_PKG, SRC_TARBALL, SRC_VERSION)
+    MAINLINE_FIXES_TREE, MAINLINE_TREE, PACKAGES, PATCH_DIRS, SRC_PKG, SRC_TARBALL, SRC_VERSION)
 from .mainline import ensure_mainline
 
 
@@ -115,10 +115,13 @@ def patch_list(kind):
 
 def tree_sources(kind):
     """(pristine tree, {kernel path: repo path}, [patch paths]) of a tree:
-    6.12.117's base, series or stable, or 7.3's base (mainline-base)."""
-    if kind == MAINLINE_TREE:
+    6.12.117's base, series or stable, or 7.3's base (mainline-base) and
+    the base with the fixes for mainline (mainline-fixes)."""
+    if kind in (MAINLINE_TREE, MAINLINE_FIXES_TREE):
+        fixes = [p for s in series_steps('fixes') for p in s['patches']] \
+            if kind == MAINLINE_FIXES_TREE else []
         return (ensure_mainline(), {p: os.path.join(REPO, p) for p in MAINLINE_BASE_FILES},
-                [os.path.join(REPO, p) for p in MAINLINE_BASE_PATCHES])
+                [os.path.join(REPO, p) for p in MAINLINE_BASE_PATCHES + tuple(fixes)])
     return ensure_pristine(), overlay_files(kind != 'series'), patch_list(kind)
 
 
@@ -195,11 +198,12 @@ def patch_message(path):
 
 
 def series_steps(kind):
-    """The steps of the series (kind "series") or of the stable fixes
-    ("stable") from scripts/rbdev.d/<kind>/NN-*.msg, in order: each with
+    """The steps of the series (kind "series"), of the stable fixes
+    ("stable") or of the fixes for mainline ("fixes") from
+    scripts/rbdev.d/<kind>/NN-*.msg, in order: each with
     its subject, changelog, repo files, patches, the upstream files it
     renames ("Renames: old new") or removes ("Removes: path"), and, for a
-    stable fix, the tests it makes pass ("kind:name" as in
+    fix, the tests it makes pass ("kind:name" as in
     tests/expected-results.txt). Renames and removals exist only between
     steps: the tree after the last step is pristine plus overlay plus
     patches, as sync_tree() makes it. A step that only names one patch

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """The verdicts: tests/expected-results.txt read into columns, each result
-judged by rank against its kernel's column, the stable column, the
-summary, and kunit.py's JSON walked into suite.case rows."""
+judged by rank against its kernel's column, the columns of the kernels
+with fixes (6.12's stable, 7.3's fixes for mainline), the summary, and
+kunit.py's JSON walked into suite.case rows."""
 
 import io
 import json
@@ -35,10 +36,11 @@ class ExpectedResults(unittest.TestCase):
 
 
 class Judging(unittest.TestCase):
-    def judge(self, kernel, rows, stable_tests=()):
+    def judge(self, kernel, rows, stable_tests=(), fixes_tests=()):
+        tests = {'stable': stable_tests, 'fixes': fixes_tests}
         with expected_repo(EXPECTED), \
                 mock.patch.object(results, 'series_steps',
-                                  lambda kind: [{'tests': list(stable_tests)}]), \
+                                  lambda kind: [{'tests': list(tests[kind])}]), \
                 redirect_stdout(io.StringIO()):
             res = results.Results(kernel)
             for r in rows:
@@ -70,6 +72,19 @@ class Judging(unittest.TestCase):
                          stable_tests=['kunit-uml:s.a_base_bug'])
         self.assertEqual(got, [('kunit-uml-stable', 's.a_base_bug', False),
                                ('report-stable', 'some_warn', True)])
+
+    def test_mainline_fixes_take_the_series_column_only_for_theirs(self):
+        # A stable fix of the same test does not count on 7.3, nor 7.3's on 6.12.
+        rows = [('kunit-uml', 's.a_base_bug', 'PASS'), ('kunit-uml', 's.same', 'FAIL')]
+        got = self.judge('mainline-fixes', rows, stable_tests=['kunit-uml:s.same'],
+                         fixes_tests=['kunit-uml:s.a_base_bug'])
+        self.assertEqual(got, [('kunit-uml', 's.a_base_bug', True), ('kunit-uml', 's.same', False)])
+        got = self.judge('mainline-fixes', [('kunit-uml', 's.a_base_bug', 'FAIL')],
+                         fixes_tests=['kunit-uml:s.a_base_bug'])
+        self.assertEqual(got, [('kunit-uml', 's.a_base_bug', False)])
+        got = self.judge('stable', [('kunit-uml', 's.a_base_bug', 'FAIL')],
+                         fixes_tests=['kunit-uml:s.a_base_bug'])
+        self.assertEqual(got, [('kunit-uml', 's.a_base_bug', True)])
 
     def test_report_counts_and_json(self):
         with expected_repo(EXPECTED), redirect_stdout(io.StringIO()) as out:
