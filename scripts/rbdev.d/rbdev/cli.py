@@ -19,7 +19,8 @@ from .checks import (
     static_stage)
 from .harness import check_harness
 from .common import CACHE, die, log
-from .config import CROSS, CROSS_BUILDS, MAINLINE_FIXES_TREE, MAINLINE_KUNIT, MAINLINE_TREE, STAGES
+from .config import (
+    CROSS, CROSS_BUILDS, MAINLINE_FIXES_TREE, MAINLINE_KUNIT, MAINLINE_SERIES_TREE, MAINLINE_TREE, STAGES)
 from .cost import cmd_cost
 from .guest import guest_tests, unexpected_reports
 from .kunit import (
@@ -298,16 +299,18 @@ def cmd_kunit(args):
 
 def cmd_mainline(args):
     """The contract suite on the unmodified mainline (7.3) base under UML,
-    or with --fixes on the base with the fixes for mainline (rbdev series
-    --fixes); --pin writes the checksums of the files the series replaces
-    or patches."""
+    with --fixes on the base with the fixes for mainline (rbdev series
+    --fixes), with --series on the rewrite ported to 7.3; --pin writes the
+    checksums of the files the series replaces or patches."""
     if args.base:
         die('rbdev mainline runs on the 7.3 base only; --base is for the 6.12.117 commands')
     if args.pin:
         mainline_pin()
         return
     ensure_mainline()   # a first download outside the build lock kunit_uml() takes
-    tree = MAINLINE_FIXES_TREE if args.fixes else MAINLINE_TREE
+    if args.fixes and args.series:
+        die('--fixes and --series exclude each other')
+    tree = MAINLINE_FIXES_TREE if args.fixes else MAINLINE_SERIES_TREE if args.series else MAINLINE_TREE
     res = Results(tree)
     kunit_uml(tree, res, args.filter, args.kernel_args, tag=MAINLINE_KUNIT)
     sys.exit(0 if res.report(os.path.join(CACHE, tree, 'kunit-results.json')) else 1)
@@ -465,6 +468,8 @@ def make_parser(doc):
                          '(scripts/rbdev.d/mainline-7.3.sha256) from the pinned version')
     sp.add_argument('--fixes', action='store_true',
                     help='on the base with the fixes for mainline ("rbdev series --fixes")')
+    sp.add_argument('--series', action='store_true',
+                    help='on the rewrite ported to 7.3 (kernel mainline-series; in progress)')
     sp.add_argument('--filter', help='KUnit filter_glob, e.g. "ring_buffer_modes.*"')
     sp.add_argument('--kernel-args', action='append', default=[], help='kernel argument')
     add('check-sparse', cmd_check_sparse,

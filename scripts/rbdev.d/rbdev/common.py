@@ -2,12 +2,16 @@
 (scripts/rbdev.d) and the cache are, the machine's build lock, the
 --verbose flag (common.verbose, which cli.main() sets: read it as
 common.verbose, never import the name), and log(), die(), run(), read(),
-write_if_changed() and patched_paths()."""
+write_if_changed(), and the repo's kernel files: overlay_files() and
+patched_paths()."""
 
+import fnmatch
 import os
 import re
 import subprocess
 import sys
+
+from .config import BASE_GLOBS, KERNEL_DIRS
 
 
 # This file is scripts/rbdev.d/rbdev/common.py.
@@ -73,6 +77,22 @@ def write_if_changed(path, data):
 def read(path, mode='rb'):
     with open(path, mode) as f:
         return f.read()
+
+
+def overlay_files(base):
+    """Repo files to copy into a tree, as {kernel path: repo path}: with
+    @base only the tests the base gets too (BASE_GLOBS)."""
+    out = {}
+    for top in KERNEL_DIRS:
+        root = os.path.join(REPO, top)
+        for dirpath, _, files in os.walk(root):
+            for name in files:
+                full = os.path.join(dirpath, name)
+                rel = os.path.relpath(full, REPO)
+                if base and not any(fnmatch.fnmatch(rel, g) for g in BASE_GLOBS):
+                    continue
+                out[rel] = full
+    return out
 
 
 def patched_paths(patch):

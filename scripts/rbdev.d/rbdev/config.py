@@ -46,6 +46,10 @@ MAINLINE_BASE_PATCHES = ('patches/7.3/tests/0001-ring-buffer-kunit-kconfig.patch
 # rows are judged as the base's except in the tests a fix names.
 MAINLINE_FIXES_DIR = 'patches/7.3/fixes'
 MAINLINE_FIXES_TREE = 'mainline-fixes'
+# The rewrite on the 7.3 base: every repo file, the suite's patches for
+# 7.3, and patches/7.3/series (the build on 7.3, the port to its API).
+MAINLINE_SERIES_TREE = 'mainline-series'
+MAINLINE_SERIES_DIR = 'patches/7.3/series'
 # The kernels whose expectations come from a series of fixes (the Tests:
 # of its steps, scripts/rbdev.d/<series>), and that series.
 FIXES_OF = {'stable': 'stable', MAINLINE_FIXES_TREE: 'fixes'}

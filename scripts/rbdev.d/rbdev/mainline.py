@@ -12,10 +12,10 @@ import re
 import shutil
 import subprocess
 
-from .common import CACHE, REPO, die, log, patched_paths, read
+from .common import CACHE, REPO, die, log, overlay_files, patched_paths, read
 from .config import (
-    MAINLINE_BASE_FILES, MAINLINE_BASE_PATCHES, MAINLINE_FIXES_DIR, MAINLINE_PKG, MAINLINE_SUITE,
-    MAINLINE_SUMS, MAINLINE_VERSION, MAINLINE_WATCHED)
+    MAINLINE_BASE_FILES, MAINLINE_BASE_PATCHES, MAINLINE_FIXES_DIR, MAINLINE_PKG, MAINLINE_SERIES_DIR,
+    MAINLINE_SUITE, MAINLINE_SUMS, MAINLINE_VERSION, MAINLINE_WATCHED)
 from .suites import Suite
 
 MAINLINE_DIR = os.path.join(CACHE, 'mainline')
@@ -24,12 +24,14 @@ PRISTINE = os.path.join(CACHE, 'pristine-7.3')
 
 def watched_paths():
     """The paths of the base the series replaces, patches or adds:
-    MAINLINE_WATCHED, the suite's own files and what MAINLINE_BASE_PATCHES
-    and the fixes for mainline change. A path the base lacks is recorded
-    as absent: a 7.3.y that adds it would have it overwritten."""
-    paths = set(MAINLINE_WATCHED) | set(MAINLINE_BASE_FILES)
+    MAINLINE_WATCHED, every file of the repo's overlay (the rewrite on 7.3
+    has them all) and what MAINLINE_BASE_PATCHES, the fixes for mainline
+    and the rewrite's patches for 7.3 change. A path the base lacks is
+    recorded as absent: a 7.3.y that adds it would have it overwritten."""
+    paths = set(MAINLINE_WATCHED) | set(MAINLINE_BASE_FILES) | set(overlay_files(False))
     for p in [os.path.join(REPO, p) for p in MAINLINE_BASE_PATCHES] + \
-            glob.glob(os.path.join(REPO, MAINLINE_FIXES_DIR, '*.patch')):
+            glob.glob(os.path.join(REPO, MAINLINE_FIXES_DIR, '*.patch')) + \
+            glob.glob(os.path.join(REPO, MAINLINE_SERIES_DIR, '*.patch')):
         paths |= patched_paths(p)
     return sorted(paths)
 

@@ -7,7 +7,7 @@ import json
 import os
 
 from .common import REPO, log, read
-from .config import FIXES_OF, MAINLINE_TREE
+from .config import FIXES_OF, MAINLINE_SERIES_TREE, MAINLINE_TREE
 from .setup import series_steps
 
 
@@ -42,8 +42,9 @@ class Results:
         6.12's stable fixes, 7.3's fixes for mainline) is expected what the
         base is, except in the tests a fix names (its step's Tests:), where
         it is expected what the series is."""
-        if kernel == MAINLINE_TREE:
-            return 'base'   # 7.3's rows have kinds of their own
+        if kernel in (MAINLINE_TREE, MAINLINE_SERIES_TREE):
+            # 7.3's rows have kinds of their own
+            return 'base' if kernel == MAINLINE_TREE else 'series'
         fixes = FIXES_OF.get(kernel)
         if not fixes:
             return kernel

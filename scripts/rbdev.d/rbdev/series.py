@@ -15,7 +15,7 @@ import time
 
 from .build import build_dir, build_lock, ccache_env, jobs
 from .checks import LAYERS, SELFTEST_IGNORE
-from .common import CACHE, DATA, REPO, die, log, patched_paths, read, run
+from .common import CACHE, DATA, REPO, die, log, overlay_files, patched_paths, read, run
 from .config import (
     KERNEL_VERSION, MAINLINE_FIXES_DIR, MAINLINE_FIXES_TREE, MAINLINE_PKG, MAINLINE_SUITE, SRC_PKG,
     SRC_TARBALL, SRC_VERSION, UML_KCONFIG_OFF_ARGS)
@@ -23,7 +23,7 @@ from .kunit import kunit_tool
 from .mainline import ensure_mainline
 from .results import Results, kunit_json_cases, load_expected
 from .setup import (
-    ensure_pristine, overlay_files, patch_list, series_steps, sync_tree)
+    ensure_pristine, patch_list, series_steps, sync_tree)
 from .stats import GUEST_UNTABLED, fmt
 
 

@@ -5,17 +5,17 @@ patches, and the steps of the series and of the stable fixes
 (scripts/rbdev.d/series and stable), from which the stable tree and the
 stable kernel's expectations are made."""
 
-import fnmatch
 import os
 import re
 import shutil
 import subprocess
 import tempfile
 
-from .common import CACHE, DATA, REPO, die, log, patched_paths, read, run, write_if_changed
+from .common import CACHE, DATA, REPO, die, log, overlay_files, patched_paths, read, run, write_if_changed
 from .config import (
-    BASE_GLOBS, KERNEL_DIRS, KERNEL_VERSION, MAINLINE_BASE_FILES, MAINLINE_BASE_PATCHES,
-    MAINLINE_FIXES_TREE, MAINLINE_TREE, PACKAGES, PATCH_DIRS, SRC_PKG, SRC_TARBALL, SRC_VERSION)
+    KERNEL_VERSION, MAINLINE_BASE_FILES, MAINLINE_BASE_PATCHES,
+    MAINLINE_FIXES_TREE, MAINLINE_SERIES_DIR, MAINLINE_SERIES_TREE, MAINLINE_TREE, PACKAGES,
+    PATCH_DIRS, SRC_PKG, SRC_TARBALL, SRC_VERSION)
 from .mainline import ensure_mainline
 
 
@@ -82,21 +82,6 @@ def ensure_pristine():
     return dst
 
 
-def overlay_files(base):
-    """Repo files to copy into a tree, as {kernel path: repo path}."""
-    out = {}
-    for top in KERNEL_DIRS:
-        root = os.path.join(REPO, top)
-        for dirpath, _, files in os.walk(root):
-            for name in files:
-                full = os.path.join(dirpath, name)
-                rel = os.path.relpath(full, REPO)
-                if base and not any(fnmatch.fnmatch(rel, g) for g in BASE_GLOBS):
-                    continue
-                out[rel] = full
-    return out
-
-
 def patch_list(kind):
     """The patches of a tree, in order: base gets the tests' patches,
     series those and patches/series, stable those and the patches of the
@@ -122,6 +107,12 @@ def tree_sources(kind):
             if kind == MAINLINE_FIXES_TREE else []
         return (ensure_mainline(), {p: os.path.join(REPO, p) for p in MAINLINE_BASE_FILES},
                 [os.path.join(REPO, p) for p in MAINLINE_BASE_PATCHES + tuple(fixes)])
+    if kind == MAINLINE_SERIES_TREE:
+        d = os.path.join(REPO, MAINLINE_SERIES_DIR)
+        port = sorted(os.path.join(d, p) for p in os.listdir(d) if p.endswith('.patch')) \
+            if os.path.isdir(d) else []
+        return (ensure_mainline(), overlay_files(False),
+                [os.path.join(REPO, p) for p in MAINLINE_BASE_PATCHES] + port)
     return ensure_pristine(), overlay_files(kind != 'series'), patch_list(kind)
 
 

@@ -66,6 +66,12 @@ class Judging(unittest.TestCase):
                                            ('report', 'some_warn', 'ALLOWED')])
         self.assertEqual(got, [('kunit-uml', 's.a_base_bug', True), ('report', 'some_warn', True)])
 
+    def test_the_rewrite_on_mainline_takes_the_series_column(self):
+        # The base column would take the FAIL.
+        got = self.judge('mainline-series', [('kunit-uml', 's.a_base_bug', 'FAIL'),
+                                             ('kunit-uml', 's.same', 'SKIP')])
+        self.assertEqual(got, [('kunit-uml', 's.a_base_bug', False), ('kunit-uml', 's.same', True)])
+
     def test_stable_takes_the_series_column_only_for_its_fixes(self):
         got = self.judge('series', [('kunit-uml', 's.a_base_bug', 'FAIL', '', 'stable'),
                                     ('report', 'some_warn', 'ALLOWED', '', 'stable')],
