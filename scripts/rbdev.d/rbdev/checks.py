@@ -10,12 +10,15 @@ import glob
 import os
 import re
 import subprocess
+import tempfile
 import time
 
 from .common import DATA, REPO, log, read
 from .harness import check_harness
 from .litmus import check_litmus
-from .setup import ensure_packages, ensure_pristine
+from .config import MAINLINE_FIXES_TREE, MAINLINE_SERIES_TREE, MAINLINE_TREE
+from .mainline import ensure_mainline
+from .setup import ensure_packages, ensure_pristine, tree_content
 
 
 # ---- check-points: every shared access on the ring's paths is a test point ----
@@ -291,10 +294,12 @@ def style_files():
 SELFTEST_IGNORE = 'BRACES,SINGLE_STATEMENT_DO_WHILE_MACRO'
 
 
-def check_style():
-    """checkpatch --strict and kernel-doc -Wall, the base's own scripts, on
-    every C file of the overlay. Returns (files, [complaints])."""
-    pristine = ensure_pristine()
+def check_style(root=REPO, scripts=None):
+    """checkpatch --strict and kernel-doc -Wall on every C file of the
+    overlay: as the repo has them, with 6.12.117's scripts, or as @root
+    has them, with the @scripts of that tree's base (the rewrite on 7.3
+    with 7.3's). Returns (files, [complaints])."""
+    pristine = scripts or ensure_pristine()
     files = style_files()
     kd = [f for f in files if f.startswith('kernel/')]
     bad = []
@@ -303,15 +308,15 @@ def check_style():
                                   ['--ignore', SELFTEST_IGNORE])):
         r = subprocess.run([os.path.join(pristine, 'scripts', 'checkpatch.pl'), '--strict',
                             '--no-tree', '--terse', '--show-types', *extra, '-f', *group],
-                           cwd=REPO, capture_output=True, text=True)
-        for f in glob.glob(os.path.join(REPO, '.checkpatch-camelcase.git.*')):
+                           cwd=root, capture_output=True, text=True)
+        for f in glob.glob(os.path.join(root, '.checkpatch-camelcase.git.*')):
             os.unlink(f)
         found = [ln for ln in r.stdout.splitlines() if re.search(rf': ({levels}):', ln)]
         if r.returncode and not re.search(r': (ERROR|WARNING|CHECK):', r.stdout):
             found.append(f'checkpatch.pl exited {r.returncode}: {r.stderr.strip()[-300:]}')
         bad += found
     r = subprocess.run([os.path.join(pristine, 'scripts', 'kernel-doc'), '-none', '-Wall', *kd],
-                       cwd=REPO, capture_output=True, text=True)
+                       cwd=root, capture_output=True, text=True)
     bad += [ln for ln in (r.stdout + r.stderr).splitlines() if ln.strip()]
     return files, bad
 
@@ -387,6 +392,24 @@ def static_row(res, name, problems, what):
             f'{len(problems)} {what}' if problems else '')
 
 
+def mainline_stage(res):
+    """The trees of the 7.3 base (the suite's patches, the fixes for
+    mainline, the rewrite's patches for 7.3) made from the repo without
+    a build: every patch applies, and the rewrite's files as 7.3 has them
+    pass 7.3's checkpatch and kernel-doc. Their KUnit runs are `rbdev
+    mainline` (--fixes, --series)."""
+    problems = []
+    for kind in (MAINLINE_TREE, MAINLINE_FIXES_TREE, MAINLINE_SERIES_TREE):
+        with tempfile.TemporaryDirectory() as tmp:
+            _, bad = tree_content(kind, tmp)
+            problems += [f'{kind}: {p}' for p in bad]
+            if kind == MAINLINE_SERIES_TREE and not bad:
+                files, style = check_style(root=tmp, scripts=ensure_mainline())
+                log(f'checkpatch --strict, kernel-doc -Wall of 7.3: {len(files)} files')
+                static_row(res, 'checkpatch-kernel-doc-7.3', style, 'complaints')
+    static_row(res, 'mainline-trees', problems, 'patches that do not apply')
+
+
 def static_stage(res, parser=None):
     """The checks that need no build: test points, layers, the design doc,
     the kernel's style, the memory-ordering pairs under herd7, and this
@@ -396,6 +419,7 @@ def static_stage(res, parser=None):
     files, bad = check_style()
     log(f'checkpatch --strict, kernel-doc -Wall: {len(files)} files')
     static_row(res, 'checkpatch-kernel-doc', bad, 'complaints')
+    mainline_stage(res)
     edges, problems = check_layers()
     log('check-layers: ' + '; '.join(f'{f} -> {g}' for f, g in sorted(edges)))
     static_row(res, 'check-layers', problems, 'problems')

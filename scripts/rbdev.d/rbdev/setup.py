@@ -116,9 +116,33 @@ def tree_sources(kind):
     return ensure_pristine(), overlay_files(kind != 'series'), patch_list(kind)
 
 
+def tree_content(kind, tmp, extra=()):
+    """Fill @tmp with the files of the tree @kind that differ from its
+    pristine base (the overlay and what the patches change) and the
+    pristine copies of @extra paths, all as the tree has them: the
+    overlay, then every patch applied. Returns (the paths the tree
+    changes, [a message for each patch that does not apply])."""
+    pristine, files, patches = tree_sources(kind)
+    touched = set(files)
+    for p in patches:
+        touched |= patched_paths(p)
+    for rel in touched | set(extra):
+        origin = files.get(rel) or os.path.join(pristine, rel)
+        if os.path.exists(origin):
+            os.makedirs(os.path.dirname(os.path.join(tmp, rel)), exist_ok=True)
+            shutil.copy(origin, os.path.join(tmp, rel))
+    problems = []
+    for p in patches:
+        r = subprocess.run(['patch', '-p1', '-s', '--no-backup-if-mismatch', '-i', p],
+                           cwd=tmp, capture_output=True, text=True)
+        if r.returncode:
+            problems.append(f'patch {os.path.relpath(p, REPO)} does not apply:\n{r.stdout}{r.stderr}')
+    return touched, problems
+
+
 def sync_tree(kind):
     """Bring cache/<kind>/src to pristine + overlay + patches, touching only changed files."""
-    pristine, files, patches = tree_sources(kind)
+    pristine = tree_sources(kind)[0]
     top = os.path.join(CACHE, kind)
     src = os.path.join(top, 'src')
     # src.ready holds the pristine tree's stamp: a base unpacked again (7.3's
@@ -140,21 +164,12 @@ def sync_tree(kind):
     except FileNotFoundError:
         previous = set()
 
-    # Build the wanted content of every touched path in a scratch dir.
+    # Build the wanted content of every touched path in a scratch dir;
+    # a path touched before and no longer gets its pristine bytes back.
     with tempfile.TemporaryDirectory() as tmp:
-        touched = set(files)
-        for p in patches:
-            touched |= patched_paths(p)
-        for rel in touched | previous:
-            origin = files.get(rel) or os.path.join(pristine, rel)
-            if os.path.exists(origin):
-                os.makedirs(os.path.dirname(os.path.join(tmp, rel)), exist_ok=True)
-                shutil.copy(origin, os.path.join(tmp, rel))
-        for p in patches:
-            r = subprocess.run(['patch', '-p1', '-s', '--no-backup-if-mismatch', '-i', p],
-                               cwd=tmp, capture_output=True, text=True)
-            if r.returncode:
-                die(f'patch {os.path.relpath(p, REPO)} does not apply:\n{r.stdout}{r.stderr}')
+        touched, problems = tree_content(kind, tmp, previous)
+        if problems:
+            die(problems[0])
         changed = 0
         for rel in sorted(touched | previous):
             want = os.path.join(tmp, rel)

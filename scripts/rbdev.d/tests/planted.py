@@ -55,6 +55,8 @@ FAULTS = (
      "problems.append(f'{path}:{no}: rbdev {cmd} has no {opt}')", 'pass'),
     ('mainline-judged-as-series', 'rbdev/results.py',
      "return 'base' if kernel == MAINLINE_TREE else 'series'", "return 'series'"),
+    ('patch-failure-ignored', 'rbdev/setup.py',
+     "problems.append(f'patch {os.path.relpath(p, REPO)} does not apply:", "print(f'"),
     ('mainline-series-judged-as-base', 'rbdev/results.py',
      "return 'base' if kernel == MAINLINE_TREE else 'series'", "return 'base'"),
     ('newer-base-unchecked', 'rbdev/mainline.py',

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """The steps of the patch series as scripts/rbdev.d/<kind>/NN-*.msg says
-them, and the litmus tests' mutants and herd7's verdict on them."""
+them, a tree's files made from the repo (tree_content()), and the litmus
+tests' mutants and herd7's verdict on them."""
 
 import os
 import tempfile
@@ -19,6 +20,43 @@ def steps_of(files):
             f.write(text)
     with mock.patch.object(setup, 'DATA', d):
         return setup.series_steps('stable')
+
+
+class TreeContent(unittest.TestCase):
+    """A tree's files as pristine + overlay + patches, in a scratch dir."""
+    def tree(self, patch_text):
+        d = tempfile.mkdtemp(prefix='rbdev-test-')
+        os.makedirs(os.path.join(d, 'pristine', 'k'))
+        os.makedirs(os.path.join(d, 'repo', 'k'))
+        with open(os.path.join(d, 'pristine', 'k', 'a.c'), 'w') as f:
+            f.write('one\ntwo\nthree\n')
+        with open(os.path.join(d, 'repo', 'k', 'new.c'), 'w') as f:
+            f.write('ours\n')
+        patch = os.path.join(d, 'p.patch')
+        with open(patch, 'w') as f:
+            f.write(patch_text)
+        out = os.path.join(d, 'out')
+        os.makedirs(out)
+        sources = (os.path.join(d, 'pristine'), {'k/new.c': os.path.join(d, 'repo', 'k', 'new.c')},
+                   [patch])
+        with mock.patch.object(setup, 'tree_sources', lambda kind: sources):
+            touched, problems = setup.tree_content('any', out)
+        return out, touched, problems
+
+    def test_overlay_then_patches(self):
+        out, touched, problems = self.tree(
+            '--- a/k/a.c\n+++ b/k/a.c\n@@ -1,3 +1,3 @@\n one\n-two\n+2\n three\n')
+        self.assertEqual(problems, [])
+        self.assertEqual(touched, {'k/a.c', 'k/new.c'})
+        with open(os.path.join(out, 'k', 'a.c')) as f:
+            self.assertEqual(f.read(), 'one\n2\nthree\n')
+        self.assertTrue(os.path.exists(os.path.join(out, 'k', 'new.c')))
+
+    def test_a_patch_that_does_not_apply_is_named(self):
+        _, _, problems = self.tree(
+            '--- a/k/a.c\n+++ b/k/a.c\n@@ -1,3 +1,3 @@\n one\n-zwei\n+2\n three\n')
+        self.assertEqual(len(problems), 1)
+        self.assertIn('does not apply', problems[0])
 
 
 class Steps(unittest.TestCase):
