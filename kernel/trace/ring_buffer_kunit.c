@@ -2199,6 +2199,36 @@ static void rbt_poll_after_swap(struct kunit *test)
 	KUNIT_EXPECT_GT(test, atomic_read(&p.woken), 0);
 }
 
+/*
+ * The other side of the swap: a reader of the snapshot's CPU
+ * (per_cpu/cpuN/snapshot_raw) waits for the data a swap brings in. It must
+ * be woken once the snapshot has it: by the swap itself, or at the latest
+ * by the next write to the CPU, as before the waiters stayed with their
+ * buffer.
+ */
+static void rbt_poll_snapshot_after_swap(struct kunit *test)
+{
+	struct trace_buffer *buffer = rbt_alloc(test, RBT_SUBBUFS(4), 0);
+	struct trace_buffer *snapshot = rbt_alloc(test, RBT_SUBBUFS(4), 0);
+	struct rbt_poller p = { .woken = ATOMIC_INIT(0) };
+	int cpu = rbt_cpu(test), ms;
+
+	if (!IS_ENABLED(CONFIG_RING_BUFFER_ALLOW_SWAP))
+		kunit_skip(test, "needs CONFIG_RING_BUFFER_ALLOW_SWAP");
+	KUNIT_ASSERT_EQ(test, 0, rbt_write(buffer, 100, 1));
+	init_poll_funcptr(&p.pt, rbt_poller_queue);
+	KUNIT_EXPECT_EQ(test, 0U, (__force unsigned int)
+			ring_buffer_poll_wait(snapshot, cpu, NULL, &p.pt, 0));
+	KUNIT_ASSERT_NOT_NULL(test, p.head);
+	KUNIT_ASSERT_EQ(test, 0, ring_buffer_swap_cpu(snapshot, buffer, cpu));
+	KUNIT_EXPECT_EQ(test, 0, rbt_write(buffer, 100, 2));
+	for (ms = 0; ms < 200 && !atomic_read(&p.woken); ms += 20)
+		msleep(20);
+	remove_wait_queue(p.head, &p.entry);
+	KUNIT_EXPECT_GT(test, atomic_read(&p.woken), 0);
+	KUNIT_EXPECT_FALSE(test, ring_buffer_empty_cpu(snapshot, cpu));
+}
+
 static struct kunit_case rbt_wait_cases[] = {
 	KUNIT_CASE(rbt_wait_any),
 	KUNIT_CASE(rbt_wait_watermark),
@@ -2207,6 +2237,7 @@ static struct kunit_case rbt_wait_cases[] = {
 	KUNIT_CASE(rbt_poll_low_watermark),
 	KUNIT_CASE(rbt_poll_arms_wakeup),
 	KUNIT_CASE(rbt_poll_after_swap),
+	KUNIT_CASE(rbt_poll_snapshot_after_swap),
 	{}
 };
 
