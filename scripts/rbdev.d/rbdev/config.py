@@ -36,11 +36,17 @@ MAINLINE_WATCHED = ('kernel/trace/ring_buffer.c', 'include/linux/ring_buffer.h',
                     'tools/testing/selftests/ring-buffer/Makefile')
 # The 7.3 base tree: the contract suite (ring_buffer_kunit.c, its NMI and
 # map suites) with its Kconfig and its adaptation to 7.3's API, each a
-# patch made on 7.3 (patches/7.3/tests; the 6.12 ones need fuzz there).
+# patch made on 7.3 (patches/7.3/tests; the 6.12 ones need fuzz there),
+# and the torture test and the guest's mmap and poll selftests (built by
+# image.py with gcc).
 MAINLINE_BASE_FILES = ('kernel/trace/ring_buffer_kunit.c', 'kernel/trace/ring_buffer_nmi_kunit.c',
-                       'kernel/trace/ring_buffer_map_kunit.c', 'kernel/trace/.kunitconfig')
+                       'kernel/trace/ring_buffer_map_kunit.c', 'kernel/trace/.kunitconfig',
+                       'kernel/trace/ring_buffer_torture.c',
+                       'tools/testing/selftests/ring-buffer/rb_mmap_test.c',
+                       'tools/testing/selftests/ring-buffer/rb_poll_test.c')
 MAINLINE_BASE_PATCHES = ('patches/7.3/tests/0001-ring-buffer-kunit-kconfig.patch',
-                         'patches/7.3/tests/0002-ring-buffer-kunit-mainline-api.patch')
+                         'patches/7.3/tests/0002-ring-buffer-kunit-mainline-api.patch',
+                         'patches/7.3/tests/0003-ring-buffer-torture-on-7.3.patch')
 # The fixes for mainline (rbdev series --fixes, onto the 7.3 release the
 # base is): their patches, and the tree of the 7.3 base with them, whose
 # rows are judged as the base's except in the tests a fix names.
