@@ -1630,7 +1630,7 @@ static struct trace_buffer *rb_alloc(unsigned long size, unsigned int flags, uns
 
 	if (range_size) {
 		if (rb_range_layout(buffer, start, range_size)) {
-			pr_warn("ring buffer: range of %lu bytes at %lx holds fewer than 3 sub-buffers per CPU\n",
+			pr_warn("ring buffer: range of %lu bytes at %lx: starts at 0, wraps, or has room for fewer than 3 sub-buffers per CPU\n",
 				range_size, start);
 			goto fail_free;
 		}
@@ -1697,8 +1697,9 @@ EXPORT_SYMBOL_GPL(__ring_buffer_alloc);
  * ring_buffer_persist.c). The buffer cannot be resized, change its order,
  * be swapped or be mapped; ring_buffer_read_page() copies from it.
  *
- * Return: the buffer, or NULL for a bad order or a range too small for
- * three sub-buffers per possible CPU.
+ * Return: the buffer, or NULL for a bad order, a range at address 0 or
+ * past the top of the address space, or one too small for three
+ * sub-buffers per possible CPU.
  */
 struct trace_buffer *__ring_buffer_alloc_range(unsigned long size, unsigned int flags, int order,
 					       unsigned long start, unsigned long range_size,

@@ -38,10 +38,12 @@
  * a loss; only a meta that cannot be trusted resets its CPU.
  */
 
+#include <kunit/visibility.h>
 #include <linux/ring_buffer.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/mm.h>
+#include <linux/overflow.h>
 
 #include "ring_buffer_internal.h"
 #include "trace.h"
@@ -71,13 +73,17 @@ static unsigned int rb_range_meta_subbufs(unsigned int nr, unsigned int subbuf_s
  * The range is used from its first sub-buffer boundary; each possible CPU
  * gets an equal chunk, as many sub-buffers as fit after its meta.
  *
- * Return: 0, or -EINVAL if a chunk holds fewer than three sub-buffers.
+ * Return: 0, or -EINVAL if the range starts at 0 (a range_start of 0 means
+ * no range), runs past the top of the address space, or a chunk holds
+ * fewer than three sub-buffers.
  */
 int rb_range_layout(struct trace_buffer *buffer, unsigned long start, unsigned long size)
 {
-	unsigned long first = ALIGN(start, buffer->subbuf_size), chunk, per;
+	unsigned long first = ALIGN(start, buffer->subbuf_size), chunk, per, end;
 	unsigned int nr;
 
+	if (!start || check_add_overflow(start, size, &end))
+		return -EINVAL;
 	if (first < start || size <= first - start)
 		return -EINVAL;
 	chunk = ALIGN_DOWN((size - (first - start)) / nr_cpu_ids, buffer->subbuf_size);
@@ -95,6 +101,7 @@ int rb_range_layout(struct trace_buffer *buffer, unsigned long start, unsigned l
 	buffer->range_nr = nr;
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(rb_range_layout);
 
 static struct rb_range_meta *rb_range_meta_of(struct trace_buffer *buffer, int cpu)
 {

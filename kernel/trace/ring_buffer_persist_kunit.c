@@ -886,6 +886,31 @@ static void rbp_crash_smallest(struct kunit *test)
 	rbp_crash_ring(test, 4);
 }
 
+/*
+ * A range at address 0, or one that runs past the top of the address
+ * space, is refused before anything is written: a range_start of 0 is how
+ * a buffer says it has none, and a wrapped range puts its chunks below its
+ * start. A range that fits is laid out.
+ */
+static void rbp_bad_range(struct kunit *test)
+{
+	struct trace_buffer *fake = kunit_kzalloc(test, sizeof(*fake), GFP_KERNEL);
+	unsigned long size = nr_cpu_ids * RBP_CHUNK_SUBBUFS * PAGE_SIZE;
+	unsigned long wraps = (0UL - size / 2) & PAGE_MASK;
+	struct trace_buffer *buffer;
+
+	KUNIT_ASSERT_NOT_NULL(test, fake);
+	fake->subbuf_size = PAGE_SIZE;
+	KUNIT_EXPECT_EQ(test, rb_range_layout(fake, 0, size), -EINVAL);
+	KUNIT_EXPECT_EQ(test, rb_range_layout(fake, wraps, size), -EINVAL);
+	KUNIT_EXPECT_EQ(test, rb_range_layout(fake, PAGE_SIZE, size), 0);
+
+	buffer = ring_buffer_alloc_range(0, RB_FL_OVERWRITE, 0, 0, size);
+	KUNIT_EXPECT_NULL(test, buffer);
+	if (buffer)
+		ring_buffer_free(buffer);
+}
+
 static int rbp_init(struct kunit *test)
 {
 	atomic64_set(&rbp_now, 1000);
@@ -896,6 +921,7 @@ static struct kunit_case rbp_cases[] = {
 	KUNIT_CASE(rbp_meta_fields),
 	KUNIT_CASE(rbp_accounting),
 	KUNIT_CASE(rbp_all_whole),
+	KUNIT_CASE(rbp_bad_range),
 	KUNIT_CASE_SLOW(rbp_crash_everywhere),
 	KUNIT_CASE_SLOW(rbp_crash_smallest),
 	KUNIT_CASE_SLOW(rbp_fuzz),
