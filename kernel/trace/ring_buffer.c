@@ -359,27 +359,29 @@ static void rb_wake_check(struct rb_cpu_buffer *cpu_buffer)
 
 /**
  * rb_reset_cpu_state - the words and counters of an empty per-CPU buffer
- * @cpu_buffer: the per-CPU buffer, whose slots[i] already hold i + 1 and
- *	whose sub-buffers are all empty
+ * @cpu_buffer: the per-CPU buffer, whose sub-buffers are all empty and
+ *	whose slots hold every id but @reader
+ * @reader: the reader's sub-buffer
  *
- * Reader id 0, head and tail at slot 0, every counter zeroed: constant
- * time, so an order change can do it for every CPU at once with the rings
- * prepared beforehand. Callers quiesce the CPU first.
+ * Head and tail at slot 0, every counter zeroed: constant time, so an
+ * order change can do it for every CPU at once with the rings prepared
+ * beforehand. Callers quiesce the CPU first.
  */
-void rb_reset_cpu_state(struct rb_cpu_buffer *cpu_buffer)
+void rb_reset_cpu_state(struct rb_cpu_buffer *cpu_buffer, u32 reader)
 {
 	local_t *counters[] = {
 		&cpu_buffer->entries, &cpu_buffer->overrun, &cpu_buffer->commit_overrun,
 		&cpu_buffer->dropped_events, &cpu_buffer->entries_bytes,
 		&cpu_buffer->subbufs_entered, &cpu_buffer->subbufs_evicted,
 	};
+	u32 first = cpu_buffer->slots[0];
 	unsigned int i;
 
-	cpu_buffer->reader_id = 0;
-	atomic64_set(&cpu_buffer->head, rb_pair(0, cpu_buffer->nr));
-	local64_set(&cpu_buffer->write, rb_wword(0, 1, 0));
-	atomic64_set(&cpu_buffer->commit, rb_pair(0, 1));
-	rb_range_commit(cpu_buffer, 0, 1);
+	cpu_buffer->reader_id = reader;
+	atomic64_set(&cpu_buffer->head, rb_pair(0, cpu_buffer->slots[cpu_buffer->nr - 1]));
+	local64_set(&cpu_buffer->write, rb_wword(0, first, 0));
+	atomic64_set(&cpu_buffer->commit, rb_pair(0, first));
+	rb_range_commit(cpu_buffer, 0, first);
 	cpu_buffer->stamp_ts = 0;
 	cpu_buffer->stamp_end = 0;
 	for (i = 0; i < ARRAY_SIZE(counters); i++)
@@ -395,30 +397,42 @@ void rb_reset_cpu_state(struct rb_cpu_buffer *cpu_buffer)
 }
 
 /**
- * rb_reset_cpu_ring - put a per-CPU buffer in its canonical, empty state
+ * rb_reset_cpu_ring - empty a per-CPU buffer, keeping the reader's page
  * @cpu_buffer: the per-CPU buffer, with nr, slots and subbufs allocated
+ * @reader: the id the reader is to hold
  *
- * Every page header cleared, slots[i] = i + 1, then rb_reset_cpu_state().
- * Callers quiesce the CPU first.
+ * Every page header cleared, the other ids in the slots in id order, then
+ * rb_reset_cpu_state(). No page changes its id: a mapping's mmap ids and a
+ * persistent buffer's places stay valid, and a reader that holds @reader
+ * through a mapping holds the reader's page still. Callers quiesce the
+ * CPU first.
  */
-void rb_reset_cpu_ring(struct rb_cpu_buffer *cpu_buffer)
+void rb_reset_cpu_ring(struct rb_cpu_buffer *cpu_buffer, u32 reader)
 {
 	struct rb_subbuf *sb = cpu_buffer->subbufs;
 	unsigned int i, nr = cpu_buffer->nr;
-	u32 *slots = cpu_buffer->slots;
 
 	/*
-	 * One pass, interrupts off, with what it reads in locals: the stores
-	 * to the pages could alias cpu_buffer, and the compiler would reload.
+	 * A persistent buffer's slots and pages are in its range: a crash
+	 * halfway through would leave the next boot the old ring half
+	 * cleared, to read with gaps. An impossible commit point first makes
+	 * that boot start afresh; the real one comes last, in
+	 * rb_reset_cpu_state(). A panic on another CPU flushes the range
+	 * while this one stops wherever it is, so the stores must reach
+	 * memory in this order as other CPUs see it.
 	 */
-	for (i = 0; i < nr; i++) {
-		rb_sb_clear(&sb[i + 1]);
-		sb[i + 1].gen++;
-		slots[i] = i + 1;
+	rb_range_commit(cpu_buffer, 2 * nr, 0);
+	/* The impossible commit point before any clear (see above). */
+	smp_wmb();
+	for (i = 0; i <= nr; i++) {
+		rb_sb_clear(&sb[i]);
+		sb[i].gen++;
+		if (i != reader)
+			rb_slot_set(cpu_buffer, i - (i > reader), i);
 	}
-	rb_sb_clear(&sb[0]);
-	sb[0].gen++;
-	rb_reset_cpu_state(cpu_buffer);
+	/* Every clear before the real commit point (see above). */
+	smp_wmb();
+	rb_reset_cpu_state(cpu_buffer, reader);
 }
 
 /* ---- the reader's side of the ring (caller holds reader_lock) ---- */

@@ -149,7 +149,8 @@ fail:
 /*
  * The slots of a ring before it is installed, in ring order from vpos 0:
  * an order change's empty ring (its descriptors and pages allocated
- * zeroed; rb_reset_cpu_state() then completes it) or a resize's.
+ * zeroed; rb_reset_cpu_state() then completes it, the reader's id 0) or
+ * a resize's.
  */
 static void rb_ring_prepare(struct rb_ring *ring)
 {
@@ -238,7 +239,7 @@ static struct rb_cpu_buffer *rb_alloc_cpu_buffer(struct trace_buffer *buffer, in
 		/* Its pages must stay where the next boot looks for them. */
 		atomic_inc(&cpu_buffer->resize_disabled);
 	} else {
-		rb_reset_cpu_ring(cpu_buffer);
+		rb_reset_cpu_ring(cpu_buffer, 0);
 	}
 	return cpu_buffer;
 }
@@ -577,7 +578,7 @@ static int rb_install_rings(struct trace_buffer *buffer, struct rb_ring *rings,
 			if (!rb_is_quiesced(buffer, cpu_buffer))
 				continue;
 			rb_ring_swap(cpu_buffer, &rings[i]);
-			rb_reset_cpu_state(cpu_buffer);
+			rb_reset_cpu_state(cpu_buffer, 0);
 		}
 	}
 	rb_unlock_quiesced(buffer, flags);
@@ -795,28 +796,6 @@ static u32 rb_held_subbuf(struct rb_cpu_buffer *cpu_buffer)
 	return cpu_buffer->map_subbuf[cpu_buffer->meta->reader.id];
 }
 
-/*
- * A reset makes sub-buffer 0 the reader's. While mapped, user space holds
- * a sub-buffer by its mmap id, as meta->reader.id says; if that id now
- * named another page, a client such as libtracefs would take the empty
- * page it sees there for new data and lose its place. So give id 0 the
- * page user space holds (@held), and its mmap id: both pages are empty
- * now, and no mmap id changes its page. Under reader_lock, CPU quiesced.
- */
-static void rb_reset_keep_mapped_reader(struct rb_cpu_buffer *cpu_buffer,
-					u32 held)
-{
-	struct rb_subbuf *sb = cpu_buffer->subbufs;
-	u32 reader = cpu_buffer->reader_id;
-
-	if (!cpu_buffer->meta || held == reader)
-		return;
-	swap(sb[held].page, sb[reader].page);
-	swap(cpu_buffer->map_id[held], cpu_buffer->map_id[reader]);
-	cpu_buffer->map_subbuf[cpu_buffer->map_id[held]] = held;
-	cpu_buffer->map_subbuf[cpu_buffer->map_id[reader]] = reader;
-}
-
 /* Reset every quiesced CPU buffer. Under buffer->mutex. */
 static void rb_reset_quiesced(struct trace_buffer *buffer)
 {
@@ -830,9 +809,13 @@ static void rb_reset_quiesced(struct trace_buffer *buffer)
 		if (!rb_is_quiesced(buffer, cpu_buffer))
 			continue;
 		raw_spin_lock_irqsave(&cpu_buffer->reader_lock, flags);
+		/*
+		 * A client such as libtracefs takes a reader.id other than the
+		 * one it holds for new data and reads it from its start: the
+		 * reader keeps the page it holds, now empty, and so its place.
+		 */
 		held = rb_held_subbuf(cpu_buffer);
-		rb_reset_cpu_ring(cpu_buffer);
-		rb_reset_keep_mapped_reader(cpu_buffer, held);
+		rb_reset_cpu_ring(cpu_buffer, held);
 		rb_meta_update(cpu_buffer);
 		raw_spin_unlock_irqrestore(&cpu_buffer->reader_lock, flags);
 	}
@@ -1694,8 +1677,9 @@ EXPORT_SYMBOL_GPL(__ring_buffer_alloc);
  *
  * Each possible CPU gets an equal part of the range. Whatever the last boot
  * left there is checked and its whole sub-buffers are readable again (see
- * ring_buffer_persist.c). The buffer cannot be resized, change its order,
- * be swapped or be mapped; ring_buffer_read_page() copies from it.
+ * ring_buffer_persist.c). The buffer cannot be resized, change its order
+ * or be swapped; ring_buffer_read_page() copies from it. It can be mapped
+ * if the range is in the linear map.
  *
  * Return: the buffer, or NULL for a bad order, a range at address 0 or
  * past the top of the address space, or one too small for three

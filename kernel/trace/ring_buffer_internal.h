@@ -894,8 +894,8 @@ static inline void rb_sb_clear(struct rb_subbuf *sb)
 
 /* Publish everything up to write word @w; also used by control ops, quiesced. */
 void rb_publish(struct rb_cpu_buffer *cpu_buffer, u64 w);
-void rb_reset_cpu_state(struct rb_cpu_buffer *cpu_buffer);
-void rb_reset_cpu_ring(struct rb_cpu_buffer *cpu_buffer);
+void rb_reset_cpu_state(struct rb_cpu_buffer *cpu_buffer, u32 reader);
+void rb_reset_cpu_ring(struct rb_cpu_buffer *cpu_buffer, u32 reader);
 bool rb_reader_refill(struct rb_cpu_buffer *cpu_buffer);
 bool rb_unread(struct rb_cpu_buffer *cpu_buffer, u32 *id);
 bool rb_watermark_hit(struct rb_cpu_buffer *cpu_buffer, int full);

@@ -2468,6 +2468,42 @@ static unsigned int rbt_range_drain(struct kunit *test, struct trace_buffer *buf
 	return i;
 }
 
+/*
+ * A crash while the reader is half way through a sub-buffer: the next boot
+ * reads that sub-buffer again from its start, then everything after it,
+ * so nothing unread is lost. The sub-buffers read whole before it come
+ * back only if reading them left their data in place (7.3's rewind walks
+ * back over such sub-buffers); the test reports how many did.
+ */
+static void rbt_persistent_crash_while_reading(struct kunit *test)
+{
+	struct rbt_range *rg = rbt_range(test);
+	struct trace_buffer *buffer = rbt_range_boot(test, rg);
+	unsigned int per = rbt_capacity(buffer) / rbt_event_bytes(100);
+	unsigned int i, got, n = 4 * per, read = per + per / 2;
+	int cpu = rbt_cpu(test);
+	u32 *tags;
+
+	for (i = 0; i < n; i++)
+		KUNIT_ASSERT_EQ(test, 0, rbt_write_at(buffer, 5000 + 3 * i, 100, 0x5000 + i));
+	for (i = 0; i < read; i++)
+		KUNIT_ASSERT_NOT_NULL(test, ring_buffer_consume(buffer, cpu, NULL, NULL));
+	ring_buffer_free(buffer);
+
+	buffer = rbt_range_boot(test, rg);
+	tags = kunit_kcalloc(test, n, sizeof(*tags), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, tags);
+	got = rbt_range_drain(test, buffer, 100, tags, n, NULL);
+	ring_buffer_free(buffer);
+	KUNIT_ASSERT_GT(test, got, 0U);
+	KUNIT_EXPECT_EQ(test, tags[got - 1], 0x5000U + n - 1);
+	KUNIT_EXPECT_EQ_MSG(test, tags[got - 1] - tags[0], got - 1, "a gap in what came back");
+	/* The reader's sub-buffer starts with event @per. */
+	KUNIT_EXPECT_LE(test, tags[0], 0x5000U + per);
+	kunit_info(test, "%u of the %u events read before the crash came back\n",
+		   got - min(got, n - read), read);
+}
+
 /* The last boot's memory, moved: the next kernel maps it elsewhere. */
 static void rbt_persistent_relocated(struct kunit *test)
 {
@@ -2786,6 +2822,7 @@ static void rbt_persistent_torn_half(struct kunit *test)
 static struct kunit_case rbt_persistent_cases[] = {
 	KUNIT_CASE(rbt_persistent_reboot),
 	KUNIT_CASE(rbt_persistent_continue),
+	KUNIT_CASE(rbt_persistent_crash_while_reading),
 	KUNIT_CASE(rbt_persistent_bad_event),
 	KUNIT_CASE(rbt_persistent_bad_commit),
 	KUNIT_CASE(rbt_persistent_garbage),

@@ -17,16 +17,16 @@
  *    see resize_disabled and refuse, the snapshot swap sees mapped and
  *    refuses, and ring_buffer_read_page() copies instead of exchanging
  *    pages (it tests mapped under the reader lock, which the first map
- *    holds while it sets it). So the pages a vma gets stay the CPU
- *    buffer's. Only a reset moves a page to another of our ids, and its
- *    mmap id with it (rb_reset_quiesced(), under buffer->mutex).
+ *    holds while it sets it). A reset moves no page to another of our
+ *    ids (rb_reset_cpu_ring()). So the pages a vma gets stay the CPU
+ *    buffer's, and each keeps its id and mmap id.
  *  - Under reader_lock only writers run, and they never change the id in
  *    a slot (R2): one head word read gives the whole ring order.
  * Maintains:
  *  - The mmap ids are numbered at the first map: the reader's sub-buffer
  *    is 0, then the ring in order from the head. map_id[] and
- *    map_subbuf[] are inverse permutations of 0 .. nr; a reset exchanges
- *    two of our ids in them, so that the reader's mmap id outlives it.
+ *    map_subbuf[] are inverse permutations of 0 .. nr, fixed until the
+ *    last unmap.
  *  - The meta page changes only at the first map, at GET_READER and at a
  *    reset (rb_meta_update()); writers never touch it.
  *  - A loss reaches user space once: in the commit word of the sub-buffer
@@ -259,15 +259,9 @@ static int rb_map_vma(struct rb_cpu_buffer *cpu_buffer, struct vm_area_struct *v
 	pages = kcalloc(n, sizeof(*pages), GFP_KERNEL);
 	if (!pages)
 		return -ENOMEM;
-	/*
-	 * A reset moves a page and its mmap id to another of our ids under
-	 * buffer->mutex: looked up half before and half after, an mmap id
-	 * would get another one's page.
-	 */
-	mutex_lock(&cpu_buffer->buffer->mutex);
+	/* Nothing moves a page to another id while mapped: no lock needed. */
 	for (i = 0; i < n; i++)
 		pages[i] = rb_map_page(cpu_buffer, pgoff + i, vma->vm_start + i * PAGE_SIZE);
-	mutex_unlock(&cpu_buffer->buffer->mutex);
 	return vm_insert_pages(vma, vma->vm_start, pages, &n);
 }
 #else
@@ -290,7 +284,8 @@ static int rb_map_vma(struct rb_cpu_buffer *cpu_buffer, struct vm_area_struct *v
  * Return: 0; -EINVAL for a CPU without a buffer or a range outside the
  * layout, -EPERM for a writable, executable or private mapping, -EBUSY if
  * a snapshot swap moved the CPU buffer or the count of mappings is full,
- * -ENODEV for a persistent buffer, -ENOMEM, -EOPNOTSUPP without an MMU,
+ * -ENODEV for a persistent buffer whose range is not in the linear map,
+ * -ENOMEM, -EOPNOTSUPP without an MMU,
  * or vm_insert_pages()'s error.
  */
 int ring_buffer_map(struct trace_buffer *buffer, int cpu, struct vm_area_struct *vma)
@@ -300,8 +295,12 @@ int ring_buffer_map(struct trace_buffer *buffer, int cpu, struct vm_area_struct 
 
 	if (!cpu_buffer)
 		return -EINVAL;
-	/* Its pages are in a range that may not have struct pages (vmap). */
-	if (cpu_buffer->range)
+	/*
+	 * A persistent buffer's pages are its range's. They have struct pages
+	 * to insert if the range is in the linear map, as trace.c's
+	 * reserve_mem ranges are; a vmapped one (memmap=) may have none.
+	 */
+	if (cpu_buffer->range && !virt_addr_valid(cpu_buffer->range))
 		return -ENODEV;
 	guard(mutex)(&cpu_buffer->map_lock);
 	if (cpu_buffer->mapped) {

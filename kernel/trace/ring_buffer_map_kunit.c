@@ -1059,6 +1059,69 @@ static void rbm_read_page_copies(struct kunit *test)
 	rbm_teardown(m);
 }
 
+/*
+ * A persistent buffer maps like any other (trace.c refuses it in 6.12,
+ * allows it since 6.16). Its range must be in the linear map, as a
+ * reserve_mem range is; memory from alloc_pages_exact() is too. The first
+ * boot reads through the mapping and stops holding a sub-buffer it read;
+ * the second maps the same range and hands out what the first left, in
+ * order, from the start of that sub-buffer. After a loss, the sub-buffer
+ * GET_READER hands out carries it in its commit word, which the next boot
+ * must take for a length, not for damage.
+ */
+static void rbm_persistent_boots(struct kunit *test, bool loss)
+{
+	unsigned long size = nr_cpu_ids * (RBM_SUBBUFS + 4) * PAGE_SIZE;
+	void *mem = alloc_pages_exact(size, GFP_KERNEL | __GFP_ZERO);
+	struct trace_buffer_meta meta;
+	unsigned int boot, per;
+	u64 next = 0, seen = 0;
+	struct rbm *m;
+
+	KUNIT_ASSERT_NOT_NULL(test, mem);
+	for (boot = 0; boot < 2; boot++) {
+		m = rbm_alloc(test, RBM_SUBBUFS);
+		ring_buffer_free(m->buffer);
+		m->buffer = ring_buffer_alloc_range(0, RB_FL_OVERWRITE, 0, (unsigned long)mem,
+						    size);
+		KUNIT_ASSERT_NOT_NULL(test, m->buffer);
+		ring_buffer_set_clock(m->buffer, rbm_clock);
+		rbm_attach(m);
+		per = (m->subbuf_size - RBM_HDR) / 16;
+		m->next = next;
+		if (!boot)
+			rbm_write(m, loss ? (m->nr_subbufs + 1) * per + per / 2 : 2 * per, 8);
+		KUNIT_ASSERT_EQ(test, rbm_get_reader(m, &meta), 0);
+		rbm_read_subbuf(m, meta.reader.id);
+		m->seen = rbm_first(m, meta.reader.read);
+		if (!boot)
+			KUNIT_EXPECT_EQ(test, !!(((struct rbm_subbuf *)m->page)->commit &
+						 RBM_MISSED_EVENTS), loss);
+		else
+			KUNIT_EXPECT_LT(test, m->seen, seen);
+		rbm_walk(m, 0, meta.reader.read);
+		if (boot || !loss)
+			rbm_drain(m, &meta);
+		/* Events for the next boot, behind the sub-buffer held. */
+		if (!boot && !loss)
+			rbm_write(m, per / 2, 8);
+		next = m->next;
+		seen = m->seen;
+		rbm_teardown(m);
+	}
+	free_pages_exact(mem, size);
+}
+
+static void rbm_persistent(struct kunit *test)
+{
+	rbm_persistent_boots(test, false);
+}
+
+static void rbm_persistent_after_loss(struct kunit *test)
+{
+	rbm_persistent_boots(test, true);
+}
+
 static struct kunit_case rbm_cases[] = {
 	KUNIT_CASE(rbm_meta_fresh),
 	KUNIT_CASE(rbm_get_reader_appends),
@@ -1079,6 +1142,8 @@ static struct kunit_case rbm_cases[] = {
 	KUNIT_CASE(rbm_two_mappings),
 	KUNIT_CASE(rbm_reset),
 	KUNIT_CASE(rbm_read_page_copies),
+	KUNIT_CASE(rbm_persistent),
+	KUNIT_CASE(rbm_persistent_after_loss),
 	{}
 };
 

@@ -165,9 +165,11 @@ enum rb_range_page { RB_RANGE_EMPTY, RB_RANGE_TORN, RB_RANGE_WHOLE };
  * a length within the capacity, with no flag bit; events that end exactly
  * at it, each of a size the writer makes and none the zero padding that
  * would end the page early; time that never goes back. *@events gets the
- * data events of a whole page.
+ * data events of a whole page. The @reader's sub-buffer may carry the two
+ * flags a mapped reader sets on the one it takes after a loss (the count
+ * it may store lies past the length, unread); the ring never holds them.
  */
-static enum rb_range_page rb_range_check(struct rb_page *page, unsigned int cap,
+static enum rb_range_page rb_range_check(struct rb_page *page, unsigned int cap, bool reader,
 					 unsigned int *events)
 {
 	unsigned long len = local_read(&page->commit);
@@ -175,6 +177,8 @@ static enum rb_range_page rb_range_check(struct rb_page *page, unsigned int cap,
 	unsigned int off = 0, size, n = 0;
 	struct ring_buffer_event *e;
 
+	if (reader)
+		len &= ~(unsigned long)RB_MISSED_MASK;
 	if (!len)
 		return RB_RANGE_EMPTY;
 	if (len > cap)
@@ -218,7 +222,7 @@ static void rb_range_format(struct rb_cpu_buffer *cpu_buffer)
 	meta->text_addr = RB_TEXT_ADDR;
 	meta->data_addr = RB_DATA_ADDR;
 	meta->dropped = 0;
-	rb_reset_cpu_ring(cpu_buffer);
+	rb_reset_cpu_ring(cpu_buffer, 0);
 }
 
 /* Which slot holds the newest of the ring's data: the answers besides a slot. */
@@ -361,7 +365,7 @@ static void rb_range_rebuild(struct rb_cpu_buffer *cpu_buffer, const u8 *state, 
 		pr_info_ratelimited("ring buffer: CPU %d: %lu torn sub-buffers of the last boot dropped\n",
 				    cpu_buffer->cpu, torn);
 	if (!k) {
-		rb_reset_cpu_ring(cpu_buffer);
+		rb_reset_cpu_ring(cpu_buffer, 0);
 		return;
 	}
 
@@ -369,7 +373,9 @@ static void rb_range_rebuild(struct rb_cpu_buffer *cpu_buffer, const u8 *state, 
 		sb = &cpu_buffer->subbufs[i];
 		sb->gen++;
 		if (test_bit(i, kept)) {
-			sb->data_end = local_read(&sb->page->commit);
+			/* A loss the last boot's mapping was told of is not this boot's. */
+			sb->data_end = rb_page_len(sb->page);
+			local_set(&sb->page->commit, sb->data_end);
 			sb->tail_bytes = cap - sb->data_end;
 			continue;
 		}
@@ -466,7 +472,8 @@ int rb_range_attach(struct rb_cpu_buffer *cpu_buffer)
 	/* Each page on its own first: the ring's shape is read from whole ones. */
 	for (id = 0; id <= nr; id++) {
 		events = 0;
-		state[id] = rb_range_check(cpu_buffer->subbufs[id].page, cap, &events);
+		state[id] = rb_range_check(cpu_buffer->subbufs[id].page, cap, id == reader,
+					   &events);
 		local_set(&cpu_buffer->subbufs[id].events, events);
 	}
 	newest = rb_range_newest(cpu_buffer, state, reader, READ_ONCE(meta->saved_commit));

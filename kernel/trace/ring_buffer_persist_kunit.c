@@ -886,6 +886,58 @@ static void rbp_crash_smallest(struct kunit *test)
 	rbp_crash_ring(test, 4);
 }
 
+struct rbp_reset_crash {
+	struct rbp	*r;
+	int		at;	/* the slot store to crash at */
+	int		hits;
+	bool		taken;
+};
+
+static void rbp_reset_hook(struct trace_buffer *buffer, int cpu, enum rb_test_point pt,
+			   void *data)
+{
+	struct rbp_reset_crash *c = data;
+
+	if (pt == RB_TP_SLOT_SET && c->hits++ == c->at) {
+		memcpy(c->r->image, c->r->mem, c->r->size);
+		c->taken = true;
+	}
+}
+
+/*
+ * A crash in the middle of a reset of the last boot's events, at each of
+ * its slot stores: the old ring is half cleared then, with gaps, and the
+ * reader's page may sit anywhere in it. The next boot must take the reset
+ * as done and find nothing, not read the rest of what it was clearing.
+ */
+static void rbp_crash_in_reset(struct kunit *test)
+{
+	struct rbp *r = rbp_setup(test);
+	struct rbp_reset_crash c = { .r = r };
+	struct trace_buffer *buffer;
+	unsigned long lost;
+
+	rb_test_hooks_enable(true);
+	for (c.at = 0; test->status != KUNIT_FAILURE; c.at++) {
+		rbp_last_boot(r, 4, 5);
+		memcpy(r->mem, r->image, r->size);
+		buffer = rbp_attach(r);
+		c.hits = 0;
+		c.taken = false;
+		rb_set_test_hook(buffer, rbp_reset_hook, &c);
+		ring_buffer_reset_cpu(buffer, r->cpu);
+		rb_set_test_hook(buffer, NULL, NULL);
+		ring_buffer_free(buffer);
+		if (!c.taken)
+			break;
+		memcpy(r->mem, r->image, r->size);
+		rbp_boot(r, &lost);
+		KUNIT_EXPECT_EQ_MSG(test, r->ngot, 0U, "crash at slot store %d of the reset", c.at);
+	}
+	rb_test_hooks_enable(false);
+	KUNIT_EXPECT_GT(test, c.at, 1);
+}
+
 /*
  * A range at address 0, or one that runs past the top of the address
  * space, is refused before anything is written: a range_start of 0 is how
@@ -922,6 +974,7 @@ static struct kunit_case rbp_cases[] = {
 	KUNIT_CASE(rbp_accounting),
 	KUNIT_CASE(rbp_all_whole),
 	KUNIT_CASE(rbp_bad_range),
+	KUNIT_CASE(rbp_crash_in_reset),
 	KUNIT_CASE_SLOW(rbp_crash_everywhere),
 	KUNIT_CASE_SLOW(rbp_crash_smallest),
 	KUNIT_CASE_SLOW(rbp_fuzz),

@@ -46,7 +46,8 @@ MAINLINE_BASE_FILES = ('kernel/trace/ring_buffer_kunit.c', 'kernel/trace/ring_bu
                        'tools/testing/selftests/ring-buffer/rb_poll_test.c')
 MAINLINE_BASE_PATCHES = ('patches/7.3/tests/0001-ring-buffer-kunit-kconfig.patch',
                          'patches/7.3/tests/0002-ring-buffer-kunit-mainline-api.patch',
-                         'patches/7.3/tests/0003-ring-buffer-torture-on-7.3.patch')
+                         'patches/7.3/tests/0003-ring-buffer-torture-on-7.3.patch',
+                         'patches/7.3/tests/0004-ring-buffer-kunit-map-persistent.patch')
 # The fixes for mainline (rbdev series --fixes, onto the 7.3 release the
 # base is): their patches, and the tree of the 7.3 base with them, whose
 # rows are judged as the base's except in the tests a fix names.
