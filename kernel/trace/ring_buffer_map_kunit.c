@@ -1066,8 +1066,9 @@ static void rbm_read_page_copies(struct kunit *test)
  * boot reads through the mapping and stops holding a sub-buffer it read;
  * the second maps the same range and hands out what the first left, in
  * order, from the start of that sub-buffer. After a loss, the sub-buffer
- * GET_READER hands out carries it in its commit word, which the next boot
- * must take for a length, not for damage.
+ * GET_READER hands out carries it in its commit word, with the count
+ * stored after the data, which the next boot must take for a length, not
+ * for damage.
  */
 static void rbm_persistent_boots(struct kunit *test, bool loss)
 {
@@ -1087,16 +1088,18 @@ static void rbm_persistent_boots(struct kunit *test, bool loss)
 		KUNIT_ASSERT_NOT_NULL(test, m->buffer);
 		ring_buffer_set_clock(m->buffer, rbm_clock);
 		rbm_attach(m);
-		per = (m->subbuf_size - RBM_HDR) / 16;
+		/* 28-byte events leave room for a stored loss count. */
+		per = (m->subbuf_size - RBM_HDR) / 28;
 		m->next = next;
 		if (!boot)
-			rbm_write(m, loss ? (m->nr_subbufs + 1) * per + per / 2 : 2 * per, 8);
+			rbm_write(m, loss ? (m->nr_subbufs + 1) * per + per / 2 : 2 * per, 24);
 		KUNIT_ASSERT_EQ(test, rbm_get_reader(m, &meta), 0);
 		rbm_read_subbuf(m, meta.reader.id);
 		m->seen = rbm_first(m, meta.reader.read);
 		if (!boot)
-			KUNIT_EXPECT_EQ(test, !!(((struct rbm_subbuf *)m->page)->commit &
-						 RBM_MISSED_EVENTS), loss);
+			KUNIT_EXPECT_EQ(test, ((struct rbm_subbuf *)m->page)->commit &
+					      (RBM_MISSED_EVENTS | RBM_MISSED_STORED),
+					loss ? RBM_MISSED_EVENTS | RBM_MISSED_STORED : 0);
 		else
 			KUNIT_EXPECT_LT(test, m->seen, seen);
 		rbm_walk(m, 0, meta.reader.read);
@@ -1104,7 +1107,7 @@ static void rbm_persistent_boots(struct kunit *test, bool loss)
 			rbm_drain(m, &meta);
 		/* Events for the next boot, behind the sub-buffer held. */
 		if (!boot && !loss)
-			rbm_write(m, per / 2, 8);
+			rbm_write(m, per / 2, 24);
 		next = m->next;
 		seen = m->seen;
 		rbm_teardown(m);
