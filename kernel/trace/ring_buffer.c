@@ -438,6 +438,20 @@ void rb_reset_cpu_ring(struct rb_cpu_buffer *cpu_buffer, u32 reader)
 /* ---- the reader's side of the ring (caller holds reader_lock) ---- */
 
 /*
+ * Add @n events to the loss the next read reports. The last boot's torn
+ * sub-buffers held events nobody can count: once one is in the loss, the
+ * report has no size, as mainline gives it for a sub-buffer it found
+ * invalid.
+ */
+static void rb_lost_add(struct rb_cpu_buffer *cpu_buffer, u64 n, bool torn)
+{
+	if (torn || cpu_buffer->lost_events == RB_LOST_UNKNOWN)
+		cpu_buffer->lost_events = RB_LOST_UNKNOWN;
+	else
+		cpu_buffer->lost_events += n;
+}
+
+/*
  * Take the head sub-buffer in exchange for the reader's (R2, R3). Returns 1
  * when taken, 0 when the head holds nothing yet, -EAGAIN when a writer moved
  * the head first.
@@ -469,7 +483,8 @@ static int rb_swap_head(struct rb_cpu_buffer *cpu_buffer)
 	 * distance, so that a seeded test can cross the wrap.
 	 */
 	if (!RB_WARN_STOP(cpu_buffer, (s64)(before - cpu_buffer->next_before) < 0))
-		cpu_buffer->lost_events += before - cpu_buffer->next_before;
+		rb_lost_add(cpu_buffer, before - cpu_buffer->next_before,
+			    rb_sb_torn(cpu_buffer, xs));
 	cpu_buffer->read_pos = 0;
 	cpu_buffer->read_stamp = xs->page->time_stamp;
 	cpu_buffer->reader_gen++;

@@ -110,6 +110,8 @@ struct rb_page {
 #define RB_MISSED_EVENTS	BIT(31)
 #define RB_MISSED_STORED	BIT(30)
 #define RB_MISSED_MASK		(RB_MISSED_EVENTS | RB_MISSED_STORED)
+/* A loss nobody can count (a torn sub-buffer): trace.c prints "[LOST EVENTS]". */
+#define RB_LOST_UNKNOWN		((unsigned long)-1)
 #define RB_MAX_ORDER		7
 
 static inline bool rb_is_data(struct ring_buffer_event *event)
@@ -255,6 +257,7 @@ struct rb_subbuf {
 	unsigned int	tail_bytes;	/* unused end, counted in entries_bytes */
 	unsigned long	gen;		/* bumped when the writer enters it */
 	u64		events_before;	/* events written before this one */
+	bool		torn_before;	/* the last boot's torn ones were just before */
 };
 
 /* One open reservation: enough to discard it and to give its time. */
@@ -758,6 +761,15 @@ static __always_inline void rb_sb_before_set(struct rb_cpu_buffer *cpu_buffer,
 {
 	rb_test_point(cpu_buffer, RB_TP_BOOKS);
 	WRITE_ONCE(sb->events_before, n);
+	/* Its books start afresh: a gap the last boot left is behind it now. */
+	WRITE_ONCE(sb->torn_before, false);
+}
+
+/* Were the last boot's torn sub-buffers right before @sb? */
+static __always_inline bool rb_sb_torn(struct rb_cpu_buffer *cpu_buffer, struct rb_subbuf *sb)
+{
+	rb_test_point(cpu_buffer, RB_TP_BOOKS);
+	return READ_ONCE(sb->torn_before);
 }
 
 /* The writer is about to enter @sb: iterators must see gen change first. */
@@ -885,6 +897,7 @@ static inline void rb_sb_clear(struct rb_subbuf *sb)
 	sb->data_end = 0;
 	sb->tail_bytes = 0;
 	sb->events_before = 0;
+	sb->torn_before = false;
 }
 
 /* How often readers may spoil a resize's plan before one is made under the lock. */

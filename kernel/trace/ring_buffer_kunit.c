@@ -2443,18 +2443,20 @@ static void rbt_persistent_garbage(struct kunit *test)
 	rbt_persistent_damage(test, RBT_GARBAGE);
 }
 
-/* Read everything back; each event must be whole and later than the one before. */
+/*
+ * Read everything back; each event must be whole and later than the one
+ * before. @losses (may be NULL) gets the loss reported with each.
+ */
 static unsigned int rbt_range_drain(struct kunit *test, struct trace_buffer *buffer,
 				    unsigned int len, u32 *tags, unsigned int max,
-				    unsigned long *lost)
+				    unsigned long *losses)
 {
 	struct ring_buffer_event *event;
-	unsigned long l, lost_sum = 0;
+	unsigned long l;
 	unsigned int i;
 	u32 tag;
 
 	for (i = 0; (event = ring_buffer_consume(buffer, rbt_cpu(test), NULL, &l)); i++) {
-		lost_sum += l;
 		KUNIT_ASSERT_LT(test, i, max);
 		tag = rbt_tag(ring_buffer_event_data(event));
 		KUNIT_EXPECT_TRUE_MSG(test, rbt_payload_ok(ring_buffer_event_data(event), len, tag),
@@ -2462,9 +2464,9 @@ static unsigned int rbt_range_drain(struct kunit *test, struct trace_buffer *buf
 		if (i)
 			KUNIT_EXPECT_GT_MSG(test, tag, tags[i - 1], "event %u out of order", i);
 		tags[i] = tag;
+		if (losses)
+			losses[i] = l;
 	}
-	if (lost)
-		*lost = lost_sum;
 	return i;
 }
 
@@ -2713,18 +2715,47 @@ static u32 *rbt_event_word(u8 *p)
 }
 
 /*
+ * An iterator (`trace`) over a buffer whose last boot lost a torn
+ * sub-buffer reports the drop once, at the first event after it (tag
+ * @after), as a consuming read reports the loss there.
+ */
+static void rbt_range_iter_gap(struct kunit *test, struct trace_buffer *buffer, u32 after)
+{
+	struct ring_buffer_iter *iter = ring_buffer_read_start(buffer, rbt_cpu(test), GFP_KERNEL);
+	struct ring_buffer_event *event;
+	unsigned int drops = 0;
+	u32 tag;
+
+	KUNIT_ASSERT_NOT_NULL(test, iter);
+	ring_buffer_iter_reset(iter);	/* as trace.c starts one */
+	while ((event = ring_buffer_iter_peek(iter, NULL))) {
+		tag = rbt_tag(ring_buffer_event_data(event));
+		if (ring_buffer_iter_dropped(iter)) {
+			drops++;
+			KUNIT_EXPECT_EQ_MSG(test, tag, after,
+					    "the iterator reports a drop before tag %#x", tag);
+		}
+		ring_buffer_iter_advance(iter);
+	}
+	ring_buffer_read_finish(iter);
+	KUNIT_EXPECT_EQ_MSG(test, drops, 1U, "the iterator reports the gap once");
+}
+
+/*
  * Tear the middle sub-buffer of the last boot in one way: that sub-buffer
  * alone is dropped, every event of the others comes back whole and in
- * order, the gap is reported as a loss, and the buffer records again.
+ * order, the gap is reported where it is (a loss of no known size to a
+ * consuming read, a drop to an iterator; "[LOST EVENTS]" in trace_pipe and
+ * trace, as 7.2 shows it), and the buffer records again.
  */
-static void rbt_persistent_torn(struct kunit *test, enum rbt_tear how)
+static void rbt_persistent_torn_at(struct kunit *test, enum rbt_tear how, bool oldest)
 {
 	struct rbt_range *rg = rbt_range(test);
 	unsigned int i, n, got, on_victim = 0, cap = PAGE_SIZE - RBT_HDR;
 	struct trace_buffer *buffer = rbt_range_boot(test, rg);
-	bool abs = how == RBT_TEAR_TIME_BACKWARDS;
+	bool abs = how == RBT_TEAR_TIME_BACKWARDS || oldest;
 	struct rbt_subbuf *victim;
-	unsigned long lost;
+	unsigned long *losses;
 	u32 *tags, last = 0;
 	u8 *p;
 
@@ -2735,9 +2766,11 @@ static void rbt_persistent_torn(struct kunit *test, enum rbt_tear how)
 		KUNIT_ASSERT_EQ(test, 0, rbt_write_at(buffer, 5000 + i, 100, 0x6000 + i));
 	ring_buffer_free(buffer);
 	tags = kunit_kcalloc(test, n + 1, sizeof(*tags), GFP_KERNEL);
+	losses = kunit_kcalloc(test, n + 1, sizeof(*losses), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, tags);
+	KUNIT_ASSERT_NOT_NULL(test, losses);
 
-	p = rbt_range_find(rg, 0x6000 + n / 2, 100);
+	p = rbt_range_find(rg, 0x6000 + (oldest ? 0 : n / 2), 100);
 	KUNIT_ASSERT_NOT_NULL(test, p);
 	victim = (struct rbt_subbuf *)PTR_ALIGN_DOWN(p, PAGE_SIZE);
 	for (i = 0; i < n; i++) {
@@ -2780,13 +2813,28 @@ static void rbt_persistent_torn(struct kunit *test, enum rbt_tear how)
 	}
 
 	buffer = rbt_range_boot(test, rg);
-	got = rbt_range_drain(test, buffer, 100, tags, n, &lost);
+	/* trace_pipe peeks first; in absolute mode that passes a TIME_STAMP. */
+	KUNIT_EXPECT_NOT_NULL(test, ring_buffer_peek(buffer, rbt_cpu(test), NULL, NULL));
+	rbt_range_iter_gap(test, buffer, 0x6000 + last + 1);
+	got = rbt_range_drain(test, buffer, 100, tags, n, losses);
 	KUNIT_EXPECT_EQ_MSG(test, got, n - on_victim, "only the torn sub-buffer may go");
-	for (i = 0; i < got; i++)
+	for (i = 0; i < got; i++) {
 		KUNIT_EXPECT_TRUE(test, tags[i] < 0x6000 + last + 1 - on_victim ||
 				  tags[i] > 0x6000 + last);
-	KUNIT_EXPECT_GT(test, lost, 0UL);
+		/* The torn one's events cannot be counted: a loss of no size. */
+		if (tags[i] == 0x6000 + last + 1)
+			KUNIT_EXPECT_EQ_MSG(test, losses[i], (unsigned long)-1,
+					    "the loss before tag %#x", tags[i]);
+		else
+			KUNIT_EXPECT_EQ_MSG(test, losses[i], 0UL,
+					    "a loss before tag %#x", tags[i]);
+	}
 	rbt_range_records_again(test, buffer);
+}
+
+static void rbt_persistent_torn(struct kunit *test, enum rbt_tear how)
+{
+	rbt_persistent_torn_at(test, how, false);
 }
 
 static void rbt_persistent_torn_commit(struct kunit *test)
@@ -2819,6 +2867,17 @@ static void rbt_persistent_torn_half(struct kunit *test)
 	rbt_persistent_torn(test, RBT_TEAR_HALF_WRITTEN);
 }
 
+/*
+ * The oldest sub-buffer torn, in absolute mode: the gap is in front of
+ * the first event, which the reader is to report before anything is read
+ * (a peek, as trace_pipe's, passes the TIME_STAMP before it and must not
+ * hide the gap from an iterator).
+ */
+static void rbt_persistent_torn_oldest(struct kunit *test)
+{
+	rbt_persistent_torn_at(test, RBT_TEAR_COMMIT_PAST_CAPACITY, true);
+}
+
 static struct kunit_case rbt_persistent_cases[] = {
 	KUNIT_CASE(rbt_persistent_reboot),
 	KUNIT_CASE(rbt_persistent_continue),
@@ -2840,6 +2899,7 @@ static struct kunit_case rbt_persistent_cases[] = {
 	KUNIT_CASE(rbt_persistent_torn_padding),
 	KUNIT_CASE(rbt_persistent_torn_time),
 	KUNIT_CASE(rbt_persistent_torn_half),
+	KUNIT_CASE(rbt_persistent_torn_oldest),
 	{}
 };
 

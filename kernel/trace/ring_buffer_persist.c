@@ -35,7 +35,7 @@
  * What the next boot assumes: nothing. Every field of the meta and every
  * byte of every page is checked before it is used (rb_range_meta_ok(),
  * rb_range_check()); a torn sub-buffer is dropped alone and reported as
- * a loss; only a meta that cannot be trusted resets its CPU.
+ * a loss of no known size; only a meta that cannot be trusted resets its CPU.
  */
 
 #include <kunit/visibility.h>
@@ -318,10 +318,12 @@ static unsigned int rb_range_order(struct rb_cpu_buffer *cpu_buffer, const u8 *s
  * writer starts this boot on a sub-buffer of its own, so that time never
  * goes back within a page. If every sub-buffer is whole, the oldest gives
  * way for it, as this boot's first event would have made it do. A torn
- * sub-buffer is moved out of the ring and counts as one lost event where
- * it was; the events of one that gave way are lost too. Losses reach the
- * reader as overwritten events do, through events_before. Not yet
- * published: nobody else can see the CPU buffer.
+ * sub-buffer is moved out of the ring; the whole one after it carries
+ * torn_before, so that the read reaching it reports a loss of no known
+ * size and an iterator reports a drop there. Each torn one still counts
+ * as one overwritten event, and the events of one that gave way are lost
+ * too: losses reach the reader as overwritten events do, through
+ * events_before. Not yet published: nobody else can see the CPU buffer.
  */
 static void rb_range_rebuild(struct rb_cpu_buffer *cpu_buffer, const u8 *state, u32 *order,
 			     unsigned int n, unsigned long *kept)
@@ -330,6 +332,7 @@ static void rb_range_rebuild(struct rb_cpu_buffer *cpu_buffer, const u8 *state, 
 	unsigned int nr = cpu_buffer->nr, cap = rb_capacity(cpu_buffer->buffer);
 	unsigned long before = 0, lost = 0, torn = 0;
 	unsigned int i, k = 0, slot;
+	bool gap = false;
 	u32 *ids = order + nr + 1;	/* the caller's scratch: nr + 1 more */
 	struct rb_subbuf *sb;
 	u32 f;
@@ -344,12 +347,13 @@ static void rb_range_rebuild(struct rb_cpu_buffer *cpu_buffer, const u8 *state, 
 			torn++;
 			before++;
 			lost++;
+			gap = true;
 			continue;
 		case RB_RANGE_WHOLE:
 			break;
 		}
 		if (k == nr) {
-			/* Every sub-buffer is whole: the oldest makes room. */
+			/* Every sub-buffer is whole (so none torn): the oldest makes room. */
 			lost += local_read(&cpu_buffer->subbufs[ids[0]].events);
 			__clear_bit(ids[0], kept);
 			memmove(ids, ids + 1, (nr - 1) * sizeof(*ids));
@@ -358,6 +362,8 @@ static void rb_range_rebuild(struct rb_cpu_buffer *cpu_buffer, const u8 *state, 
 		ids[k++] = order[i];
 		__set_bit(order[i], kept);
 		sb->events_before = before;
+		sb->torn_before = gap;
+		gap = false;
 		before += local_read(&sb->events);	/* counted by the scan */
 	}
 	meta->dropped += torn;
@@ -366,6 +372,8 @@ static void rb_range_rebuild(struct rb_cpu_buffer *cpu_buffer, const u8 *state, 
 				    cpu_buffer->cpu, torn);
 	if (!k) {
 		rb_reset_cpu_ring(cpu_buffer, 0);
+		/* Nothing kept: the gap is before this boot's first sub-buffer. */
+		cpu_buffer->subbufs[cpu_buffer->slots[0]].torn_before = torn;
 		return;
 	}
 
@@ -400,6 +408,7 @@ static void rb_range_rebuild(struct rb_cpu_buffer *cpu_buffer, const u8 *state, 
 
 	/* Torn ones after the newest whole one: reported when the writer's is taken. */
 	cpu_buffer->subbufs[f].events_before = before;
+	cpu_buffer->subbufs[f].torn_before = gap;
 
 	cpu_buffer->reader_id = ids[0];
 	atomic64_set(&cpu_buffer->head, rb_pair(0, cpu_buffer->slots[nr - 1]));
@@ -420,7 +429,7 @@ static void rb_range_rebuild(struct rb_cpu_buffer *cpu_buffer, const u8 *state, 
 	sb = &cpu_buffer->subbufs[ids[0]];
 	cpu_buffer->read_pos = 0;
 	cpu_buffer->read_stamp = sb->page->time_stamp;
-	cpu_buffer->lost_events = sb->events_before;
+	cpu_buffer->lost_events = sb->torn_before ? RB_LOST_UNKNOWN : sb->events_before;
 	cpu_buffer->next_before = sb->events_before;
 	cpu_buffer->reader_gen++;
 	cpu_buffer->read_events = 0;

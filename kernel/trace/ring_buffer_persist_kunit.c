@@ -436,7 +436,9 @@ static void rbp_meta_fields(struct kunit *test)
 /*
  * One torn sub-buffer in the middle: the counters an attach rebuilds agree
  * with what can be read. Unread = entries - overrun = what consume gives;
- * the loss it reports is the overrun; bytes go to zero when all is read;
+ * the torn page is one overwritten event, but the loss consume reports,
+ * once, has no size (its events cannot be counted); bytes go to zero when
+ * all is read;
  * the torn page is counted in the meta and cleared for the next boot.
  */
 static void rbp_accounting(struct kunit *test)
@@ -445,7 +447,7 @@ static void rbp_accounting(struct kunit *test)
 	struct trace_buffer *buffer;
 	struct ring_buffer_event *event;
 	struct rb_range_meta *meta;
-	unsigned long lost = 0, l, entries, overrun;
+	unsigned long reports = 0, l, entries, overrun;
 	struct rbp_event *mid;
 	struct rb_page *page;
 	unsigned int n;
@@ -465,11 +467,15 @@ static void rbp_accounting(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, overrun, 1UL);
 	KUNIT_EXPECT_EQ(test, meta->dropped, 1ULL);
 	KUNIT_EXPECT_EQ(test, local_read(&page->commit), 0L);
-	for (n = 0; (event = ring_buffer_consume(buffer, r->cpu, NULL, &l)); n++)
-		lost += l;
+	for (n = 0; (event = ring_buffer_consume(buffer, r->cpu, NULL, &l)); n++) {
+		if (!l)
+			continue;
+		reports++;
+		KUNIT_EXPECT_EQ(test, l, RB_LOST_UNKNOWN);
+	}
 	KUNIT_EXPECT_EQ(test, (unsigned long)n, entries);
 	KUNIT_EXPECT_LT(test, n, r->nbase);
-	KUNIT_EXPECT_EQ(test, lost, overrun);
+	KUNIT_EXPECT_EQ(test, reports, 1UL);
 	KUNIT_EXPECT_EQ(test, ring_buffer_entries_cpu(buffer, r->cpu), 0UL);
 	KUNIT_EXPECT_EQ(test, ring_buffer_bytes_cpu(buffer, r->cpu), 0UL);
 	KUNIT_EXPECT_EQ(test, rb_check_invariants(buffer, r->cpu), 0);
@@ -478,6 +484,76 @@ static void rbp_accounting(struct kunit *test)
 	/* The next boot finds the count, and nothing of the torn page. */
 	buffer = rbp_attach(r);
 	KUNIT_EXPECT_EQ(test, meta->dropped, 1ULL);
+	ring_buffer_free(buffer);
+}
+
+/*
+ * The page reads of a torn sub-buffer's gap: the page after it is flagged
+ * with RB_MISSED_EVENTS alone, no count stored (there is none to store,
+ * as mainline stores none for a sub-buffer it found invalid); no other
+ * page is flagged.
+ */
+static void rbp_torn_read_page(struct kunit *test)
+{
+	struct rbp *r = rbp_setup(test);
+	struct buffer_data_read_page *rpage;
+	struct rb_page *page = NULL, *next;
+	struct trace_buffer *buffer;
+	unsigned int flagged = 0, i;
+	unsigned long commit;
+
+	rbp_last_boot(r, 6, 0);
+	rbp_baseline(r, true);
+	memcpy(r->mem, r->image, r->size);
+	/* The victim: one whose next page has room for a count after its data. */
+	for (i = 1; i < r->nbase && !page; i++) {
+		next = r->base[i].subbuf;
+		if (next != r->base[i - 1].subbuf &&
+		    PAGE_SIZE - RB_PAGE_HDR - rb_page_len(next) >= sizeof(long))
+			page = r->base[i - 1].subbuf;
+	}
+	KUNIT_ASSERT_NOT_NULL_MSG(test, page, "no page with room for a count");
+	local_set(&page->commit, PAGE_SIZE);	/* past the capacity: torn */
+
+	buffer = rbp_attach(r);
+	KUNIT_ASSERT_EQ(test, 0, ring_buffer_alloc_read_page(buffer, r->cpu, &rpage));
+	while (ring_buffer_read_page(buffer, rpage, PAGE_SIZE, r->cpu, 0) >= 0) {
+		commit = local_read(&((struct rb_page *)ring_buffer_read_page_data(rpage))->commit);
+		if (!(commit & RB_MISSED_EVENTS))
+			continue;
+		flagged++;
+		KUNIT_EXPECT_FALSE_MSG(test, commit & RB_MISSED_STORED,
+				       "a count stored for a loss of no size");
+	}
+	KUNIT_EXPECT_EQ(test, flagged, 1U);
+	ring_buffer_free_read_page(buffer, r->cpu, rpage);
+	ring_buffer_free(buffer);
+}
+
+/*
+ * Every sub-buffer of the last boot torn: nothing is kept, and the first
+ * event of this boot comes with a loss of no size, so that the reader
+ * hears of the gap ("[LOST EVENTS]").
+ */
+static void rbp_all_torn(struct kunit *test)
+{
+	struct rbp *r = rbp_setup(test);
+	struct trace_buffer *buffer;
+	unsigned long lost = 0;
+	unsigned int i;
+
+	rbp_last_boot(r, 4, 0);
+	rbp_baseline(r, true);
+	memcpy(r->mem, r->image, r->size);
+	for (i = 0; i < r->nbase; i++)
+		local_set(&((struct rb_page *)r->base[i].subbuf)->commit, PAGE_SIZE);
+
+	buffer = rbp_attach(r);
+	KUNIT_EXPECT_EQ(test, ring_buffer_entries_cpu(buffer, r->cpu), 0UL);
+	KUNIT_EXPECT_EQ(test, rbp_write(buffer, 0xfeed), 0);
+	KUNIT_EXPECT_NOT_NULL(test, ring_buffer_consume(buffer, r->cpu, NULL, &lost));
+	KUNIT_EXPECT_EQ(test, lost, RB_LOST_UNKNOWN);
+	KUNIT_EXPECT_EQ(test, rb_check_invariants(buffer, r->cpu), 0);
 	ring_buffer_free(buffer);
 }
 
@@ -972,6 +1048,8 @@ static int rbp_init(struct kunit *test)
 static struct kunit_case rbp_cases[] = {
 	KUNIT_CASE(rbp_meta_fields),
 	KUNIT_CASE(rbp_accounting),
+	KUNIT_CASE(rbp_torn_read_page),
+	KUNIT_CASE(rbp_all_torn),
 	KUNIT_CASE(rbp_all_whole),
 	KUNIT_CASE(rbp_bad_range),
 	KUNIT_CASE(rbp_crash_in_reset),

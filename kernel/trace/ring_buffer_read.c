@@ -326,8 +326,16 @@ static void rb_iter_restart(struct ring_buffer_iter *iter)
 	iter->reader_gen = cpu_buffer->reader_gen;
 	iter->have_event = false;
 	iter->peeked = false;
+	/* The next consuming read is to report a gap no one counted: so do we. */
+	if (cpu_buffer->lost_events == RB_LOST_UNKNOWN)
+		iter->dropped = true;
 }
 
+/*
+ * Enter sub-buffer @id at its start. The last boot's torn sub-buffers
+ * right before it were dropped: that is a drop for `trace` to show, as a
+ * consuming read shows it.
+ */
 static void rb_iter_set(struct ring_buffer_iter *iter, unsigned int vpos, u32 id,
 			unsigned long gen)
 {
@@ -337,6 +345,8 @@ static void rb_iter_set(struct ring_buffer_iter *iter, unsigned int vpos, u32 id
 	iter->offset = 0;
 	iter->have_event = false;
 	iter->peeked = false;
+	if (rb_sb_torn(iter->cpu_buffer, &iter->cpu_buffer->subbufs[id]))
+		iter->dropped = true;
 }
 
 /* Go to the oldest sub-buffer in the ring; false if it was evicted meanwhile. */
@@ -626,8 +636,8 @@ void ring_buffer_iter_reset(struct ring_buffer_iter *iter)
 	if (unlikely(!iter))
 		return;
 	raw_spin_lock_irqsave(&iter->cpu_buffer->reader_lock, flags);
-	rb_iter_restart(iter);
 	iter->dropped = false;
+	rb_iter_restart(iter);
 	raw_spin_unlock_irqrestore(&iter->cpu_buffer->reader_lock, flags);
 }
 EXPORT_SYMBOL_GPL(ring_buffer_iter_reset);
@@ -665,7 +675,8 @@ EXPORT_SYMBOL_GPL(ring_buffer_iter_empty);
  * @iter: the iterator
  *
  * A writer that lapped the iterator, or an order change that kdb's
- * iterator saw installed (events larger than its copy), lost them.
+ * iterator saw installed (events larger than its copy), lost them; so did
+ * the last boot's torn sub-buffers dropped right before the current one.
  *
  * Return: true if events were lost before the current one, until the next
  * ring_buffer_iter_advance().
@@ -861,7 +872,10 @@ static int rb_page_out(struct rb_cpu_buffer *cpu_buffer, struct buffer_data_read
 	return 0;
 }
 
-/* Flag and count the loss after the data, and clear what follows. */
+/*
+ * Flag the loss and, with room and a size to give, count it after the
+ * data; clear what follows.
+ */
 static void rb_page_finish(struct buffer_data_read_page *rpage, unsigned long missed)
 {
 	struct rb_page *page = rpage->data;
@@ -871,7 +885,7 @@ static void rb_page_finish(struct buffer_data_read_page *rpage, unsigned long mi
 
 	if (missed) {
 		commit |= RB_MISSED_EVENTS;
-		if (cap - size >= sizeof(missed)) {
+		if (missed != RB_LOST_UNKNOWN && cap - size >= sizeof(missed)) {
 			memcpy(&page->data[size], &missed, sizeof(missed));
 			commit |= RB_MISSED_STORED;
 			size += sizeof(missed);

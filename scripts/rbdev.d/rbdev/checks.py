@@ -28,7 +28,8 @@ from .setup import ensure_packages, ensure_pristine, tree_content
 # ring_buffer_internal.h, each of which is a test point.
 SHARED_FIELDS = ('write', 'head', 'slots', 'open_count',
                  'stamp_ts', 'stamp_end', 'events', 'events_before', 'data_end',
-                 'tail_bytes', 'gen', 'time_stamp_abs', 'flags', 'record_disabled',
+                 'tail_bytes', 'gen', 'torn_before', 'time_stamp_abs', 'flags',
+                 'record_disabled',
                  'buffer', 'commit', 'ctl')
 # Functions of ring_buffer.c that may touch them directly, and why.
 RAW_OK = {
