@@ -79,8 +79,9 @@ def ensure_cross(*pkgs):
 
 
 @build_lock
-def kunit_cross(kind, res, arch, filt=None, kernel_args=()):
-    """The KUnit suites on another architecture: kunit.py --arch under QEMU."""
+def kunit_cross(kind, res, arch, filt=None, kernel_args=(), tag=None):
+    """The KUnit suites on another architecture: kunit.py --arch under QEMU
+    (rows kunit-<arch>, or @tag)."""
     src = setup(kind)
     prefix = CROSS[arch][0]
     ensure_cross(*CROSS[arch][1:])
@@ -89,7 +90,7 @@ def kunit_cross(kind, res, arch, filt=None, kernel_args=()):
     os.makedirs(bdir, exist_ok=True)
     if os.path.exists(out):
         os.unlink(out)
-    tag = f'kunit-{arch}'
+    tag = tag or f'kunit-{arch}'
     log(f'KUnit on {arch} under QEMU on {kind} (cold build about 10 min; '
         f'log: {bdir}/kunit.log) ...')
     t0 = time.time()
@@ -108,7 +109,8 @@ def kunit_cross(kind, res, arch, filt=None, kernel_args=()):
             env=ccache_env(alone=True),
             check=False, logfile=os.path.join(bdir, 'kunit.log'))
     log(f'KUnit on {arch} finished in {time.time() - t0:.0f} s')
-    kunit_results(res, tag, out, r.returncode, bdir)
+    kunit_results(res, tag, out, r.returncode, bdir,
+                  kernel=kind if kind != res.kernel else None)
 
 
 @build_lock

@@ -7,9 +7,14 @@ import json
 import os
 
 from .common import REPO, log, read
-from .config import FIXES_OF, MAINLINE_SERIES_TREE, MAINLINE_TREE
+from .config import FIXES_OF, MAINLINE_FIXES_TREE, MAINLINE_SERIES_TREE, MAINLINE_TREE
 from .setup import series_steps
 
+
+# How a row of another kernel than the run's is named: its kind and this.
+# 7.3's rows have kinds of their own (kunit-uml-7.3, ...), and the rewrite's
+# are the plain ones of them.
+ROW_SUFFIX = {MAINLINE_TREE: '-base', MAINLINE_FIXES_TREE: '-fixes', MAINLINE_SERIES_TREE: ''}
 
 RANK = {'PASS': 5, 'ALLOWED': 5, 'ISOLATED': 1, 'XFAIL': 4, 'UNSUPPORTED': 4, 'UNTESTED': 4, 'SKIP': 4,
         'UNRESOLVED': 2, 'FAIL': 1, 'ERROR': 1, 'TIMEOUT': 0, 'MISSING': 0}
@@ -58,7 +63,7 @@ class Results:
         e = self.expected.get((kind, name))
         want = 'PASS' if not e else e[self.kernel_column(kind, name, kernel or self.kernel)]
         if kernel and kernel != self.kernel:
-            kind = f'{kind}-{kernel}'
+            kind += ROW_SUFFIX.get(kernel, f'-{kernel}')
         ok = RANK.get(got, 0) >= RANK.get(want, 5)
         reason = e['reason'] if e else ''
         self.rows.append((kind, name, got, want, ok, reason or detail))

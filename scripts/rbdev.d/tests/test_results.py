@@ -92,6 +92,17 @@ class Judging(unittest.TestCase):
                          fixes_tests=['kunit-uml:s.a_base_bug'])
         self.assertEqual(got, [('kunit-uml', 's.a_base_bug', True)])
 
+    def test_7_3_rows_in_the_test_command(self):
+        # The test command runs 7.3's pair beside 6.12's stable kernel: the
+        # rewrite's rows keep their kind, the base's say so.
+        got = self.judge('series', [('kunit-uml', 's.a_base_bug', 'FAIL', '', 'mainline-base'),
+                                    ('kunit-uml', 's.a_base_bug', 'FAIL', '', 'mainline-series'),
+                                    ('kunit-uml', 's.a_base_bug', 'PASS', '', 'mainline-fixes')],
+                         fixes_tests=['kunit-uml:s.a_base_bug'])
+        self.assertEqual(got, [('kunit-uml-base', 's.a_base_bug', True),
+                               ('kunit-uml', 's.a_base_bug', False),
+                               ('kunit-uml-fixes', 's.a_base_bug', True)])
+
     def test_report_counts_and_json(self):
         with expected_repo(EXPECTED), redirect_stdout(io.StringIO()) as out:
             res = results.Results('series')
