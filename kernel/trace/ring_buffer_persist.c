@@ -373,7 +373,7 @@ static void rb_range_rebuild(struct rb_cpu_buffer *cpu_buffer, const u8 *state, 
 	if (!k) {
 		rb_reset_cpu_ring(cpu_buffer, 0);
 		/* Nothing kept: the gap is before this boot's first sub-buffer. */
-		cpu_buffer->subbufs[cpu_buffer->slots[0]].torn_before = torn;
+		cpu_buffer->subbufs[cpu_buffer->slots[0]].torn_before = torn != 0;
 		return;
 	}
 

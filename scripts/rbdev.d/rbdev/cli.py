@@ -217,7 +217,7 @@ def cmd_test(args):
         if 'uml' in stages and kind != 'series':
             with stage('uml'):
                 kunit_uml(kind, res)
-        if 'uml' in stages and kind == 'series':
+        elif 'uml' in stages:
             # The rewrite on mainline and mainline itself, side by side (rows
             # kunit-uml-7.3 and kunit-uml-7.3-base); the 6.12 rewrite's own
             # UML run left the test command with issue 42 (its guests still
